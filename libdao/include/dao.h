@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dao.h - the public C API of libdao.
+ *
+ * A job submits kernels together with the buffers each one reads (DAO_R),
+ * overwrites whole (DAO_W) or updates in place (DAO_RW). Submission returns
+ * at once; an executor thread makes each kernel's operands resident within a
+ * device budget, prefetches ahead of execution, evicts what is needed
+ * farthest in the future and frees buffers after their last use.
+ *
+ * Every call returns a dao_status; dao_strerror() turns it into text.
+ * A call that fails changes nothing.
+ */
+#ifndef DAO_H
+#define DAO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DAO_VERSION_MAJOR 0
+#define DAO_VERSION_MINOR 1
+#define DAO_VERSION_PATCH 0
+
+#if defined(__GNUC__)
+#define DAO_API __attribute__((visibility("default")))
+#define DAO_NODISCARD __attribute__((warn_unused_result))
+#else
+#define DAO_API
+#define DAO_NODISCARD
+#endif
+
+/* Status codes. Values are stable: they are part of the ABI. */
+typedef enum dao_status {
+	DAO_OK = 0,
+	DAO_ERR_NULL = 1,        /* a required pointer argument is NULL */
+	DAO_ERR_INVALID = 2,     /* an argument is outside its domain */
+	DAO_ERR_OVERFLOW = 3,    /* a size or offset computation overflows */
+	DAO_ERR_RANGE = 4,       /* a view or host access lies outside its buffer */
+	DAO_ERR_HANDLE = 5,      /* buffer handle released, stale or never issued */
+	DAO_ERR_FOREIGN = 6,     /* buffer handle belongs to another context */
+	DAO_ERR_CLOSED = 7,      /* context handle closed, stale or never issued */
+	DAO_ERR_BUDGET = 8,      /* a kernel's operands do not fit in the device budget */
+	DAO_ERR_HOST_BUDGET = 9, /* the host budget cannot back another buffer */
+	DAO_ERR_NOMEM = 10,      /* the system ran out of memory */
+	DAO_ERR_BACKEND = 11,    /* the backend is unavailable or failed */
+	DAO_ERR_CONFIG = 12,     /* bad configuration (struct field or environment) */
+	DAO_ERR_CONFLICT = 13,   /* settings conflict with a context already open on the device */
+	DAO_ERR_KERNEL = 14,     /* a kernel function reported failure */
+	DAO_ERR_IO = 15,         /* reading or writing a file failed */
+	DAO_ERR_FORMAT = 16,     /* malformed input (trace, number) */
+	DAO_ERR_FAILED = 17,     /* an earlier asynchronous failure poisoned the context */
+} dao_status;
+
+/* Human-readable text for a status; never NULL. */
+DAO_API const char *dao_strerror(dao_status status);
+
+/* ---------------------------------------------------------------- config */
+
+typedef enum dao_backend_kind {
+	DAO_BACKEND_DEFAULT = 0,       /* DAO_BACKEND from the environment, else auto */
+	DAO_BACKEND_AUTO = 1,          /* CUDA when a device is usable, else host */
+	DAO_BACKEND_HOST = 2,          /* capped host arena, CPU kernels */
+	DAO_BACKEND_CUDA_MANAGED = 3,
+	DAO_BACKEND_CUDA_EXPLICIT = 4,
+} dao_backend_kind;
+
+typedef enum dao_policy {
+	DAO_POLICY_DEFAULT = 0, /* DAO_POLICY from the environment, else dao */
+	DAO_POLICY_DAO = 1,     /* next use weighted by eviction cost */
+	DAO_POLICY_BELADY = 2,  /* pure next use */
+	DAO_POLICY_LRU = 3,
+	DAO_POLICY_FIFO = 4,
+} dao_policy;
+
+typedef enum dao_log_level {
+	DAO_LOG_DEFAULT = 0, /* DAO_LOG from the environment, else warn */
+	DAO_LOG_SILENT = 1,
+	DAO_LOG_ERROR = 2,
+	DAO_LOG_WARN = 3,
+	DAO_LOG_INFO = 4,
+	DAO_LOG_DEBUG = 5,
+} dao_log_level;
+
+/* Flags for dao_config.flags. */
+/* Give this context a device of its own instead of sharing the process-wide
+ * one (decision 11); for tests, simulators and side-by-side comparisons. */
+#define DAO_CONFIG_PRIVATE (1u << 0)
+/* Start a kernel only when the lookahead window behind it is full or the job
+ * waits (sync, read, write, close): transfer decisions then depend on the
+ * program alone, not on thread timing. */
+#define DAO_CONFIG_DETERMINISTIC (1u << 1)
+#define DAO_CONFIG_FLAGS_ALL (DAO_CONFIG_PRIVATE | DAO_CONFIG_DETERMINISTIC)
+
+/*
+ * Context configuration. Initialise with dao_config_init(); a field left at
+ * zero (or NULL) takes its environment variable, else the default:
+ *   backend        DAO_BACKEND        host|cuda-managed|cuda-explicit|auto
+ *   device_budget  DAO_DEVICE_BUDGET  bytes, K/M/G/T suffix, or N% of device memory
+ *   host_budget    DAO_HOST_BUDGET    bytes with suffix, or N% of host memory
+ *   policy         DAO_POLICY         dao|belady|lru|fifo
+ *   lookahead      DAO_LOOKAHEAD      kernels the job may run ahead (default 64)
+ *   log_level      DAO_LOG            silent|error|warn|info|debug
+ *   trace_path     DAO_TRACE          write a dao-trace v1 to this file
+ *   job_name       DAO_JOB            name shown by daoctl
+ */
+typedef struct dao_config {
+	uint32_t size; /* sizeof(struct dao_config), set by dao_config_init */
+	uint32_t flags;
+	dao_backend_kind backend;
+	dao_policy policy;
+	dao_log_level log_level;
+	uint32_t lookahead;
+	uint64_t device_budget;         /* bytes */
+	uint32_t device_budget_percent; /* 1..100 of device memory, used when device_budget is 0 */
+	uint32_t reserved0;
+	uint64_t host_budget; /* bytes: most bytes of live buffers the host backs */
+	const char *trace_path;
+	const char *job_name;
+} dao_config;
+
+DAO_API void dao_config_init(dao_config *cfg);
+
+/* Parse "1048576", "64M", "2G", "512k" into bytes. */
+DAO_API dao_status dao_parse_size(const char *text, uint64_t *bytes);
+
+/* --------------------------------------------------------------- handles */
+
+/* A context: an ordered stream of work on one device. */
+typedef struct dao_ctx {
+	uint64_t id;
+} dao_ctx;
+
+/* A buffer or a view. Handles carry a generation: a released handle stays
+ * invalid even when its slot is reused. */
+typedef struct dao_buf {
+	uint64_t id;
+} dao_buf;
+
+#define DAO_CTX_NULL ((dao_ctx){0})
+#define DAO_BUF_NULL ((dao_buf){0})
+
+/* Open a context; cfg may be NULL (all defaults and environment). */
+DAO_API DAO_NODISCARD dao_status dao_open(const dao_config *cfg, dao_ctx *out);
+
+/* Drain all work, free every buffer, close. Handles still unreleased are
+ * reported as leaks in the log and counted in *leaked when leaked != NULL. */
+DAO_API dao_status dao_close(dao_ctx ctx, uint64_t *leaked);
+
+/* Create an owning buffer. Contents are undefined until written; nothing is
+ * allocated anywhere until first use. Zero bytes is legal. */
+DAO_API DAO_NODISCARD dao_status dao_buffer_create(dao_ctx ctx, uint64_t bytes, dao_buf *out);
+
+/* Create a view of bytes [offset, offset + length) of a buffer or view. The
+ * view keeps the owning buffer alive; it owns no memory itself. */
+DAO_API DAO_NODISCARD dao_status dao_view_create(dao_ctx ctx, dao_buf of, uint64_t offset,
+						 uint64_t length, dao_buf *out);
+
+DAO_API dao_status dao_retain(dao_ctx ctx, dao_buf buf);
+
+/* Drop one reference. The memory goes once no reference and no queued kernel
+ * remains. */
+DAO_API dao_status dao_release(dao_ctx ctx, dao_buf buf);
+
+/* Attach a label (shown by daoctl, written to traces); copied, at most 63
+ * bytes kept, spaces replaced. */
+DAO_API dao_status dao_set_label(dao_ctx ctx, dao_buf buf, const char *label);
+
+/* Size in bytes of a buffer or view. */
+DAO_API dao_status dao_buffer_size(dao_ctx ctx, dao_buf buf, uint64_t *bytes);
+
+/* ---------------------------------------------------------------- kernels */
+
+typedef enum dao_mode {
+	DAO_R = 1,  /* reads current contents */
+	DAO_W = 2,  /* overwrites the whole operand; old contents are dead */
+	DAO_RW = 3, /* reads and updates in place */
+} dao_mode;
+
+typedef struct dao_operand {
+	dao_buf buf;
+	dao_mode mode;
+} dao_operand;
+
+/* What a kernel function receives when it runs. */
+typedef struct dao_kernel_args {
+	void *user;           /* the pointer given at launch */
+	void *const *ptrs;    /* device pointer of each operand, in launch order */
+	const uint64_t *sizes; /* bytes of each operand */
+	uint32_t count;
+	uint32_t reserved;
+	void *stream; /* cudaStream_t on CUDA backends, NULL on host */
+} dao_kernel_args;
+
+/* Return 0 on success; anything else fails the context (DAO_ERR_KERNEL). */
+typedef int (*dao_kernel_fn)(const dao_kernel_args *args);
+
+/* Queue a kernel; returns once accepted (blocking only while the lookahead
+ * window is full). fn may be NULL (a kernel that only touches its operands'
+ * residency). The operand array is copied. */
+DAO_API DAO_NODISCARD dao_status dao_launch(dao_ctx ctx, dao_kernel_fn fn, void *user,
+					    const dao_operand *ops, size_t count);
+
+/* As dao_launch, with a name and a flop count for traces and simulation
+ * (name may be NULL; it is copied). */
+DAO_API DAO_NODISCARD dao_status dao_launch_named(dao_ctx ctx, const char *name, uint64_t flops,
+						  dao_kernel_fn fn, void *user,
+						  const dao_operand *ops, size_t count);
+
+/* ------------------------------------------------------------ host access */
+
+/* Copy len bytes from src into the buffer at offset, after every kernel
+ * submitted before this call. Returns when done. */
+DAO_API DAO_NODISCARD dao_status dao_write(dao_ctx ctx, dao_buf buf, uint64_t offset,
+					   const void *src, uint64_t len);
+
+/* Copy len bytes at offset out of the buffer into dst, after every kernel
+ * submitted before this call. Returns when done. */
+DAO_API DAO_NODISCARD dao_status dao_read(dao_ctx ctx, dao_buf buf, uint64_t offset, void *dst,
+					  uint64_t len);
+
+/* Wait for everything submitted; returns the first asynchronous failure. */
+DAO_API dao_status dao_sync(dao_ctx ctx);
+
+/* Mark an iteration boundary: the pattern of the iteration just ended
+ * predicts uses beyond the lookahead window. */
+DAO_API dao_status dao_iteration(dao_ctx ctx);
+
+/* ------------------------------------------------------------- statistics */
+
+typedef struct dao_stats {
+	uint64_t h2d_bytes;      /* host to device */
+	uint64_t d2h_bytes;      /* device to host */
+	uint64_t fetches;        /* host-to-device copies */
+	uint64_t prefetches;     /* of which issued ahead of the kernel's turn */
+	uint64_t writebacks;     /* device-to-host copies */
+	uint64_t evictions;      /* buffers removed from the device to make room */
+	uint64_t drops;          /* of which clean or dead: no copy needed */
+	uint64_t stalls;         /* kernels that waited for a copy */
+	uint64_t stall_ns;       /* time kernels waited for copies */
+	uint64_t kernels;        /* kernels run */
+	uint64_t device_bytes;   /* bytes resident on the device now */
+	uint64_t peak_device_bytes;
+	uint64_t host_bytes;     /* bytes of host backing allocated now */
+	uint64_t live_buffers;   /* owning buffers not yet freed */
+	uint64_t budget_bytes;   /* the device budget in force */
+	uint64_t host_budget_bytes;
+} dao_stats;
+
+/* Statistics of the device this context runs on (shared by the contexts of
+ * one process on one device). */
+DAO_API dao_status dao_stats_get(dao_ctx ctx, dao_stats *out);
+
+typedef struct dao_info {
+	dao_backend_kind backend; /* the backend chosen (never DEFAULT or AUTO) */
+	dao_policy policy;
+	uint32_t lookahead;
+	uint32_t flags;
+	uint64_t device_budget;
+	uint64_t host_budget;
+	uint64_t device_memory; /* what a percentage budget refers to */
+	const char *backend_name;
+	const char *policy_name;
+} dao_info;
+
+DAO_API dao_status dao_info_get(dao_ctx ctx, dao_info *out);
+
+DAO_API const char *dao_backend_name(dao_backend_kind kind);
+DAO_API const char *dao_policy_name(dao_policy policy);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DAO_H */

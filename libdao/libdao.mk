@@ -1,0 +1,48 @@
+# libdao: libdao.so (with soname), libdao.a, dao.pc, for each variant an
+# archive tests link against.
+
+LIBDAO_SRCS := $(sort $(wildcard libdao/src/*.c))
+
+# $(call libdao_objs,VARIANT)
+libdao_objs = $(patsubst libdao/src/%.c,$(BUILD)/$(1)/obj/libdao/%.o,$(LIBDAO_SRCS))
+
+define libdao_variant
+$(BUILD)/$(1)/obj/libdao/%.o: libdao/src/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(call cflags,$(1)) -MMD -MP -c $$< -o $$@
+
+$(BUILD)/$(1)/lib/libdao.a: $(call libdao_objs,$(1))
+	@mkdir -p $$(@D)
+	rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach v,rel asan tsan,$(eval $(call libdao_variant,$(v))))
+
+LIBDAO_A  := $(BUILD)/rel/lib/libdao.a
+LIBDAO_SO := $(BUILD)/lib/libdao.so.$(VERSION)
+LIBDAO_LIBS := -pthread -lm
+
+$(LIBDAO_SO): $(call libdao_objs,rel)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libdao.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^ $(LIBDAO_LIBS) $(LDFLAGS)
+	ln -sf libdao.so.$(VERSION) $(BUILD)/lib/libdao.so.$(SOVERSION)
+	ln -sf libdao.so.$(SOVERSION) $(BUILD)/lib/libdao.so
+
+$(BUILD)/lib/libdao.a: $(LIBDAO_A)
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(BUILD)/lib/pkgconfig/dao.pc: libdao/dao.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+all: $(LIBDAO_SO) $(BUILD)/lib/libdao.a $(BUILD)/lib/pkgconfig/dao.pc
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0644 libdao/include/dao.h $(DESTDIR)$(PREFIX)/include/dao.h
+	install -m 0755 $(LIBDAO_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libdao.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libdao.so.$(SOVERSION)
+	ln -sf libdao.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libdao.so
+	install -m 0644 $(BUILD)/lib/libdao.a $(DESTDIR)$(PREFIX)/lib/libdao.a
+	install -m 0644 $(BUILD)/lib/pkgconfig/dao.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dao.pc

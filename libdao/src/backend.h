@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.h - what the executor asks of a device.
+ *
+ * The executor and the policy are the same code for every backend (host,
+ * CUDA, simulator). A backend offers three engines, each executing its work
+ * in submission order: the compute engine runs kernels, the h2d and d2h
+ * engines copy. Every submission names the fence it must wait for and
+ * returns its own sequence number on its engine, so the executor orders work
+ * without ever waiting itself, except where host memory is handed back to
+ * the job (reads, frees of host copies).
+ */
+#ifndef DAO_BACKEND_H
+#define DAO_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dao.h"
+
+enum dao_engine {
+	DAO_ENGINE_COMPUTE = 0,
+	DAO_ENGINE_H2D = 1,
+	DAO_ENGINE_D2H = 2,
+	DAO_ENGINES = 3,
+};
+
+/* A point in the work of each engine: reached once every engine e has
+ * completed its submission number seq[e] (0 = nothing to wait for). */
+typedef struct dao_fence {
+	uint64_t seq[DAO_ENGINES];
+} dao_fence;
+
+static inline void dao_fence_join(dao_fence *into, const dao_fence *other)
+{
+	for (int e = 0; e < DAO_ENGINES; e++)
+		if (other->seq[e] > into->seq[e])
+			into->seq[e] = other->seq[e];
+}
+
+static inline void dao_fence_add(dao_fence *into, enum dao_engine e, uint64_t seq)
+{
+	if (seq > into->seq[e])
+		into->seq[e] = seq;
+}
+
+/* One kernel as the backend runs it. */
+struct dao_kernel_run {
+	dao_kernel_fn fn;
+	void *user;
+	void *const *ptrs;
+	const uint64_t *sizes;
+	uint32_t count;
+	uint64_t flops;
+	uint64_t operand_bytes;  /* sum of distinct operand bytes, for the sim model */
+	uint64_t resident_bytes; /* device bytes allocated when it was prepared */
+	const char *name;
+};
+
+struct dao_backend;
+
+struct dao_backend_ops {
+	const char *name;
+	/* Device pointer of arena offset off (NULL when the backend holds no data). */
+	void *(*dev_ptr)(struct dao_backend *be, uint64_t off);
+	/* Host backing store for one buffer; *ptr may be NULL for data-less
+	 * backends. Returns DAO_ERR_NOMEM when the system refuses. */
+	dao_status (*host_alloc)(struct dao_backend *be, uint64_t bytes, void **ptr);
+	void (*host_free)(struct dao_backend *be, void *ptr, uint64_t bytes);
+	/* Queue a copy of len bytes between arena offset dev_off and host on
+	 * engine e (H2D or D2H), after fence `after`. Returns its sequence number. */
+	uint64_t (*copy)(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
+			 uint64_t len, const dao_fence *after);
+	/* Queue (or run) a kernel after `after`; *seq gets its compute sequence
+	 * number. A failure reported synchronously is returned here, one found
+	 * later by wait(). */
+	dao_status (*kernel)(struct dao_backend *be, const struct dao_kernel_run *k,
+			     const dao_fence *after, uint64_t *seq);
+	/* Block until fence f is reached. Returns the first failure seen. */
+	dao_status (*wait)(struct dao_backend *be, const dao_fence *f);
+	/* Nanoseconds the last kernel spent waiting on copies before it could
+	 * start (0 if none); read right after kernel(). */
+	uint64_t (*last_stall_ns)(struct dao_backend *be);
+	void (*destroy)(struct dao_backend *be);
+};
+
+struct dao_backend {
+	const struct dao_backend_ops *ops;
+	dao_backend_kind kind;
+	bool holds_data;        /* false for the simulator: no host copies, no pointers */
+	uint64_t device_memory; /* total device memory, for percentage budgets */
+	uint64_t arena_bytes;   /* the budget the arena spans */
+};
+
+/* Constructors. Each returns a backend whose arena spans `budget` bytes. */
+dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
+/* Total memory of the host backend's "device" (physical memory). */
+uint64_t dao_host_memory_bytes(void);
+
+/*
+ * Open a private context driving a backend the caller built (the simulator,
+ * tests). The context owns `be` from then on, also on failure.
+ */
+dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, dao_ctx *out);
+
+#endif /* DAO_BACKEND_H */
