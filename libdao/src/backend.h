@@ -90,6 +90,7 @@ struct dao_backend {
 	bool holds_data;        /* false for the simulator: no host copies, no pointers */
 	uint64_t device_memory; /* total device memory, for percentage budgets */
 	uint64_t arena_bytes;   /* the budget the arena spans */
+	uint64_t align;         /* arena allocation granularity (power of two, >= 1) */
 };
 
 /* Constructors. Each returns a backend whose arena spans `budget` bytes. */

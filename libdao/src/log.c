@@ -23,7 +23,7 @@ void dao_log(dao_log_level level, const char *fmt, ...)
 	char line[1024];
 	va_list ap;
 
-	if (level > log_level || level < DAO_LOG_ERROR)
+	if ((int)level > log_level || level < DAO_LOG_ERROR)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * residency.c - what moves where: reserving device space (evicting by the
+ * policy's order), fetching, writing back, prefetching along the window,
+ * host accesses, freeing. Runs on the executor with dev->mu held.
+ *
+ * A record's data is in one of three places: the device copy (dev_valid),
+ * the host copy (host_valid; for a buffer never touched, "the job's initial
+ * contents", still to be allocated), or nowhere when the next access
+ * overwrites it whole. Dirty = valid on the device only.
+ */
+#include <string.h>
+
+#include "core.h"
+#include "log.h"
+
+dao_status res_wait(struct device *d, const dao_fence *f)
+{
+	dao_status st;
+
+	pthread_mutex_unlock(&d->mu);
+	st = d->be->ops->wait(d->be, f);
+	pthread_mutex_lock(&d->mu);
+	if (st != DAO_OK && !d->failure)
+		d->failure = st;
+	return st;
+}
+
+static dao_status ensure_host(struct device *d, struct rec *r)
+{
+	dao_status st;
+
+	if (r->host || !d->be->holds_data || !r->size)
+		return DAO_OK;
+	st = d->be->ops->host_alloc(d->be, r->size, &r->host);
+	if (st == DAO_OK)
+		d->stats.host_bytes += r->size;
+	return st;
+}
+
+static uint64_t copy(struct device *d, enum dao_engine e, struct rec *r, const dao_fence *after)
+{
+	uint64_t seq = d->be->ops->copy(d->be, e, r->blk->off, r->host, r->size, after);
+
+	dao_fence_add(&d->issued, e, seq);
+	return seq;
+}
+
+/* Copy the device copy back to the host copy; the record stays resident. */
+static dao_status write_back(struct device *d, struct rec *r)
+{
+	dao_fence after = r->busy;
+	dao_status st = ensure_host(d, r);
+	uint64_t seq;
+
+	if (st != DAO_OK)
+		return st;
+	dao_fence_join(&after, &r->ready);
+	dao_fence_join(&after, &r->host_busy);
+	seq = copy(d, DAO_ENGINE_D2H, r, &after);
+	dao_fence_add(&r->host_busy, DAO_ENGINE_D2H, seq);
+	dao_fence_add(&r->busy, DAO_ENGINE_D2H, seq);
+	r->host_valid = true;
+	d->stats.writebacks++;
+	d->stats.d2h_bytes += r->size;
+	return DAO_OK;
+}
+
+/* Whether the contents must survive an eviction. */
+static bool data_needed(const struct rec *r)
+{
+	if (r->use_head)
+		return r->use_head->mode != MODE_W;
+	return !r->released;
+}
+
+static void drop_block(struct device *d, struct rec *r)
+{
+	dao_fence f = r->busy;
+
+	dao_fence_join(&f, &r->ready);
+	arena_free(&d->arena, r->blk, &f);
+	r->blk = NULL;
+	r->dev_valid = false;
+}
+
+static dao_status evict(struct device *d, struct rec *r)
+{
+	if (rec_dirty(r)) {
+		if (data_needed(r)) {
+			dao_status st = write_back(d, r);
+
+			if (st != DAO_OK)
+				return st;
+		} else {
+			r->host_valid = false; /* dead data: nothing to keep */
+			d->stats.drops++;
+		}
+	} else {
+		d->stats.drops++;
+	}
+	victim_remove(d, r);
+	drop_block(d, r);
+	d->stats.evictions++;
+	/* The prefetch cursor may have passed its next use: rewind. */
+	if (r->use_head && (!d->pf_op || r->use_head->op->seq < d->pf_op->seq)) {
+		d->pf_op = r->use_head->op;
+		d->pf_idx = 0;
+	}
+	return DAO_OK;
+}
+
+/* Space for asize bytes, evicting in policy order. With limit_seq, only
+ * records needed after limit_seq may go; with evict_ok false, none. */
+static struct dao_block *make_room(struct device *d, uint64_t asize, uint64_t limit_seq,
+				   bool evict_ok, dao_status *st)
+{
+	*st = DAO_OK;
+	for (;;) {
+		struct dao_block *b = arena_alloc(&d->arena, asize);
+		struct rec *v;
+
+		if (b || !evict_ok)
+			return b;
+		v = victim_pick(d, limit_seq);
+		if (!v)
+			return NULL;
+		*st = evict(d, v);
+		if (*st != DAO_OK)
+			return NULL;
+	}
+}
+
+static void place(struct device *d, struct rec *r, struct dao_block *b)
+{
+	r->blk = b;
+	r->dev_valid = false;
+	/* The space is free once its previous occupant's work is done. */
+	r->ready = b->fence;
+	r->busy = b->fence;
+	r->load_seq = d->now_seq;
+}
+
+static dao_status fetch(struct device *d, struct rec *r, bool ahead)
+{
+	dao_fence after = r->ready;
+	dao_status st = ensure_host(d, r);
+	uint64_t seq;
+
+	if (st != DAO_OK)
+		return st;
+	dao_fence_join(&after, &r->host_busy);
+	seq = copy(d, DAO_ENGINE_H2D, r, &after);
+	dao_fence_add(&r->ready, DAO_ENGINE_H2D, seq);
+	dao_fence_add(&r->busy, DAO_ENGINE_H2D, seq);
+	dao_fence_add(&r->host_busy, DAO_ENGINE_H2D, seq);
+	r->dev_valid = true;
+	d->stats.fetches++;
+	d->stats.h2d_bytes += r->size;
+	if (ahead)
+		d->stats.prefetches++;
+	return DAO_OK;
+}
+
+/* Allocate every operand of op, assuming nothing else is resident: the
+ * arena is then one free block, and operands that fit the budget together
+ * are placed side by side. */
+static dao_status place_all_after_flush(struct device *d, struct op *op)
+{
+	dao_status st;
+
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+
+		if (r->blk) {
+			st = evict(d, r);
+			if (st != DAO_OK)
+				return st;
+		}
+	}
+	while (victim_pick(d, 0))
+		if ((st = evict(d, victim_pick(d, 0))) != DAO_OK)
+			return st;
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+		struct dao_block *b;
+
+		if (!r->size)
+			continue;
+		b = arena_alloc(&d->arena, r->asize);
+		if (!b)
+			return DAO_ERR_BUDGET;
+		place(d, r, b);
+	}
+	return DAO_OK;
+}
+
+dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
+{
+	dao_status st = DAO_OK;
+	bool flushed = false;
+
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+
+		r->pin++;
+		victim_remove(d, r);
+	}
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+		struct dao_block *b;
+
+		if (!r->size || r->blk)
+			continue;
+		b = make_room(d, r->asize, 0, true, &st);
+		if (!b) {
+			if (st != DAO_OK || flushed)
+				return st != DAO_OK ? st : DAO_ERR_BUDGET;
+			/* Free space is fragmented around this kernel's own
+			 * operands: start over from an empty arena. */
+			dao_dbg("kernel %s: fragmented arena, re-placing its operands",
+				op->name ? op->name : "(unnamed)");
+			flushed = true;
+			st = place_all_after_flush(d, op);
+			if (st != DAO_OK)
+				return st;
+			break;
+		}
+		place(d, r, b);
+	}
+	memset(after, 0, sizeof(*after));
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+
+		if (!r->size)
+			continue;
+		if (op->opnd[i].mode != MODE_W && !r->dev_valid) {
+			st = fetch(d, r, false);
+			if (st != DAO_OK)
+				return st;
+		}
+		dao_fence_join(after, &r->ready);
+		dao_fence_join(after, &r->busy);
+	}
+	for (uint32_t i = 0; i < op->nargs; i++) {
+		struct karg *a = &op->args[i];
+
+		op->ptrs[i] = a->rec->blk ? d->be->ops->dev_ptr(d->be, a->rec->blk->off + a->off)
+					  : NULL;
+	}
+	return DAO_OK;
+}
+
+void res_after_kernel(struct device *d, struct op *op, uint64_t kseq)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+
+		if (!r->size)
+			continue;
+		dao_fence_add(&r->busy, DAO_ENGINE_COMPUTE, kseq);
+		if (op->opnd[i].mode & MODE_W) {
+			dao_fence_add(&r->ready, DAO_ENGINE_COMPUTE, kseq);
+			r->dev_valid = true;
+			r->host_valid = false;
+		}
+	}
+}
+
+/* Consume op's uses; free what was released and is now unused. */
+static void consume(struct device *d, struct op *op, bool pinned)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct opnd *u = &op->opnd[i];
+		struct rec *r = u->rec;
+
+		r->use_head = u->next_use;
+		if (!r->use_head)
+			r->use_tail = NULL;
+		r->last_use = op->seq;
+		if (r->iter_no != d->iter_no || !r->iter_off) {
+			r->iter_no = d->iter_no;
+			r->iter_off = op->seq - d->iter_start;
+		}
+		if (pinned)
+			r->pin--;
+		if (r->released && !r->use_head && !r->pin)
+			res_free_rec(d, r);
+		else
+			victim_update(d, r);
+	}
+}
+
+void res_retire(struct device *d, struct op *op)
+{
+	consume(d, op, true);
+}
+
+void res_skip(struct device *d, struct op *op)
+{
+	consume(d, op, false);
+}
+
+void res_iteration(struct device *d, struct op *op)
+{
+	if (op->seq > d->iter_start)
+		d->prev_iter_len = op->seq - d->iter_start;
+	d->iter_start = op->seq;
+	d->iter_no++;
+}
+
+void res_prefetch(struct device *d)
+{
+	bool evict_ok = d->policy != DAO_POLICY_LRU && d->policy != DAO_POLICY_FIFO;
+	struct op *op;
+
+	while ((op = d->pf_op) && op->seq <= d->now_seq + d->lookahead) {
+		if (op->kind == OP_WRITE)
+			return; /* what it writes must not be fetched before it */
+		if (op->kind == OP_KERNEL) {
+			for (; d->pf_idx < op->nopnd; d->pf_idx++) {
+				struct opnd *u = &op->opnd[d->pf_idx];
+				struct rec *r = u->rec;
+				struct dao_block *b;
+				dao_status st;
+
+				if (!r->size || u->mode == MODE_W || r->blk || !r->host_valid)
+					continue;
+				b = make_room(d, r->asize, op->seq, evict_ok, &st);
+				if (!b)
+					return;
+				place(d, r, b);
+				if (fetch(d, r, true) != DAO_OK) {
+					drop_block(d, r);
+					return;
+				}
+				victim_update(d, r);
+			}
+		}
+		d->pf_op = op->next;
+		d->pf_idx = 0;
+	}
+}
+
+dao_status res_host_write(struct device *d, struct op *op)
+{
+	struct rec *r = op->opnd[0].rec;
+	dao_status st = DAO_OK;
+
+	r->pin++;
+	victim_remove(d, r);
+	/* A partial write merges with the current contents. */
+	if (op->opnd[0].mode != MODE_W && rec_dirty(r))
+		st = write_back(d, r);
+	if (st == DAO_OK)
+		st = ensure_host(d, r);
+	if (st == DAO_OK) {
+		dao_fence f = r->host_busy;
+
+		st = res_wait(d, &f);
+	}
+	if (st == DAO_OK) {
+		if (r->host)
+			memcpy((char *)r->host + op->off, op->mem, op->len);
+		r->host_valid = true;
+		if (r->blk)
+			drop_block(d, r); /* stale now */
+	}
+	consume(d, op, true);
+	return st;
+}
+
+dao_status res_host_read(struct device *d, struct op *op)
+{
+	struct rec *r = op->opnd[0].rec;
+	dao_status st = DAO_OK;
+
+	r->pin++;
+	victim_remove(d, r);
+	if (rec_dirty(r))
+		st = write_back(d, r);
+	if (st == DAO_OK)
+		st = ensure_host(d, r);
+	if (st == DAO_OK) {
+		dao_fence f = r->host_busy;
+
+		st = res_wait(d, &f);
+	}
+	if (st == DAO_OK && r->host)
+		memcpy(op->mem, (char *)r->host + op->off, op->len);
+	consume(d, op, true);
+	return st;
+}
+
+void res_free_rec(struct device *d, struct rec *r)
+{
+	victim_remove(d, r);
+	r->dead = true;
+	if (r->blk)
+		drop_block(d, r);
+	if (r->host) {
+		dao_fence f = r->host_busy;
+
+		res_wait(d, &f);
+		d->be->ops->host_free(d->be, r->host, r->size);
+		d->stats.host_bytes -= r->size;
+		r->host = NULL;
+	}
+	rec_destroy(d, r);
+}

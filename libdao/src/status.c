@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#include "dao.h"
+
+const char *dao_strerror(dao_status status)
+{
+	switch (status) {
+	case DAO_OK: return "success";
+	case DAO_ERR_NULL: return "a required pointer argument is NULL";
+	case DAO_ERR_INVALID: return "invalid argument";
+	case DAO_ERR_OVERFLOW: return "size or offset overflows";
+	case DAO_ERR_RANGE: return "range lies outside the buffer";
+	case DAO_ERR_HANDLE: return "buffer handle is released, stale or was never issued";
+	case DAO_ERR_FOREIGN: return "buffer handle belongs to another context";
+	case DAO_ERR_CLOSED: return "context is closed or was never opened";
+	case DAO_ERR_BUDGET: return "operands do not fit in the device budget";
+	case DAO_ERR_HOST_BUDGET: return "host budget exhausted";
+	case DAO_ERR_NOMEM: return "out of memory";
+	case DAO_ERR_BACKEND: return "backend unavailable or failed";
+	case DAO_ERR_CONFIG: return "invalid configuration";
+	case DAO_ERR_CONFLICT: return "configuration conflicts with a context open on the same device";
+	case DAO_ERR_KERNEL: return "a kernel reported failure";
+	case DAO_ERR_IO: return "input/output error";
+	case DAO_ERR_FORMAT: return "malformed input";
+	case DAO_ERR_FAILED: return "context failed earlier; see dao_sync";
+	}
+	return "unknown status";
+}
+
+const char *dao_backend_name(dao_backend_kind kind)
+{
+	switch (kind) {
+	case DAO_BACKEND_DEFAULT: return "default";
+	case DAO_BACKEND_AUTO: return "auto";
+	case DAO_BACKEND_HOST: return "host";
+	case DAO_BACKEND_CUDA_MANAGED: return "cuda-managed";
+	case DAO_BACKEND_CUDA_EXPLICIT: return "cuda-explicit";
+	}
+	return "unknown";
+}
+
+const char *dao_policy_name(dao_policy policy)
+{
+	switch (policy) {
+	case DAO_POLICY_DEFAULT: return "default";
+	case DAO_POLICY_DAO: return "dao";
+	case DAO_POLICY_BELADY: return "belady";
+	case DAO_POLICY_LRU: return "lru";
+	case DAO_POLICY_FIFO: return "fifo";
+	}
+	return "unknown";
+}
