@@ -9,6 +9,7 @@
  * are met before submission because kernels run synchronously.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,8 +39,10 @@ struct host_backend {
 	struct copy_req *ring;
 	uint32_t ring_cap, head, count;
 	uint64_t submitted[DAO_ENGINES];
-	uint64_t completed[DAO_ENGINES];
-	uint64_t last_stall;
+	_Atomic uint64_t completed[DAO_ENGINES];
+	bool copier_waiting;
+	uint32_t waiters;
+	uint64_t last_stall; /* executor thread only */
 };
 
 static uint64_t now_ns(void)
@@ -72,8 +75,11 @@ static void *copy_main(void *arg)
 	for (;;) {
 		struct copy_req q;
 
-		while (!h->count && !h->stop)
+		while (!h->count && !h->stop) {
+			h->copier_waiting = true;
 			pthread_cond_wait(&h->cv, &h->mu);
+			h->copier_waiting = false;
+		}
 		if (!h->count)
 			break;
 		q = h->ring[h->head];
@@ -85,17 +91,29 @@ static void *copy_main(void *arg)
 		pthread_mutex_lock(&h->mu);
 		h->head = (h->head + 1) % h->ring_cap;
 		h->count--;
-		h->completed[q.engine] = q.seq;
-		pthread_cond_broadcast(&h->cv);
+		atomic_store(&h->completed[q.engine], q.seq);
+		if (h->waiters)
+			pthread_cond_broadcast(&h->cv);
 	}
 	pthread_mutex_unlock(&h->mu);
 	return NULL;
 }
 
-static bool reached(const struct host_backend *h, const dao_fence *f)
+static bool reached(struct host_backend *h, const dao_fence *f)
 {
-	return h->completed[DAO_ENGINE_H2D] >= f->seq[DAO_ENGINE_H2D] &&
-	       h->completed[DAO_ENGINE_D2H] >= f->seq[DAO_ENGINE_D2H];
+	return atomic_load(&h->completed[DAO_ENGINE_H2D]) >= f->seq[DAO_ENGINE_H2D] &&
+	       atomic_load(&h->completed[DAO_ENGINE_D2H]) >= f->seq[DAO_ENGINE_D2H];
+}
+
+/* Sleep until the copy thread has reached f. */
+static void wait_reached(struct host_backend *h, const dao_fence *f)
+{
+	pthread_mutex_lock(&h->mu);
+	h->waiters++;
+	while (!reached(h, f))
+		pthread_cond_wait(&h->cv, &h->mu);
+	h->waiters--;
+	pthread_mutex_unlock(&h->mu);
 }
 
 static void *host_dev_ptr(struct dao_backend *be, uint64_t off)
@@ -131,8 +149,10 @@ static uint64_t host_copy(struct dao_backend *be, enum dao_engine e, uint64_t de
 		struct copy_req *n = malloc(cap * sizeof(*n));
 
 		if (!n) {
+			h->waiters++;
 			while (h->count == h->ring_cap)
 				pthread_cond_wait(&h->cv, &h->mu);
+			h->waiters--;
 		} else {
 			for (uint32_t i = 0; i < h->count; i++)
 				n[i] = h->ring[(h->head + i) % h->ring_cap];
@@ -147,7 +167,8 @@ static uint64_t host_copy(struct dao_backend *be, enum dao_engine e, uint64_t de
 		.engine = e, .seq = seq, .dev = h->arena + dev_off, .host = host, .len = len
 	};
 	h->count++;
-	pthread_cond_broadcast(&h->cv);
+	if (h->copier_waiting)
+		pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
 	return seq;
 }
@@ -160,26 +181,22 @@ static dao_status host_kernel(struct dao_backend *be, const struct dao_kernel_ru
 	uint64_t t0 = 0;
 	int rc = 0;
 
-	pthread_mutex_lock(&h->mu);
 	h->last_stall = 0;
 	if (!reached(h, after)) {
 		t0 = now_ns();
-		while (!reached(h, after))
-			pthread_cond_wait(&h->cv, &h->mu);
+		wait_reached(h, after);
 		h->last_stall = now_ns() - t0;
 		if (!h->last_stall)
 			h->last_stall = 1;
 	}
+	/* Kernels run here, on the executor: compute numbers are its own. */
 	*seq = ++h->submitted[DAO_ENGINE_COMPUTE];
-	pthread_mutex_unlock(&h->mu);
 	if (k->fn) {
 		args = (dao_kernel_args){ .user = k->user, .ptrs = k->ptrs, .sizes = k->sizes,
 					  .count = k->count };
 		rc = k->fn(&args);
 	}
-	pthread_mutex_lock(&h->mu);
-	h->completed[DAO_ENGINE_COMPUTE] = *seq;
-	pthread_mutex_unlock(&h->mu);
+	atomic_store(&h->completed[DAO_ENGINE_COMPUTE], *seq);
 	return rc ? DAO_ERR_KERNEL : DAO_OK;
 }
 
@@ -187,22 +204,14 @@ static dao_status host_wait(struct dao_backend *be, const dao_fence *f)
 {
 	struct host_backend *h = hb(be);
 
-	pthread_mutex_lock(&h->mu);
-	while (!reached(h, f))
-		pthread_cond_wait(&h->cv, &h->mu);
-	pthread_mutex_unlock(&h->mu);
+	if (!reached(h, f))
+		wait_reached(h, f);
 	return DAO_OK;
 }
 
 static uint64_t host_last_stall(struct dao_backend *be)
 {
-	struct host_backend *h = hb(be);
-	uint64_t v;
-
-	pthread_mutex_lock(&h->mu);
-	v = h->last_stall;
-	pthread_mutex_unlock(&h->mu);
-	return v;
+	return hb(be)->last_stall;
 }
 
 static void host_destroy(struct dao_backend *be)

@@ -101,6 +101,12 @@ static void slot_put(struct ctx *c, uint32_t idx)
 
 void rec_destroy(struct device *d, struct rec *r)
 {
+	if (r->all_prev)
+		r->all_prev->all_next = r->all_next;
+	else
+		d->all_recs = r->all_next;
+	if (r->all_next)
+		r->all_next->all_prev = r->all_prev;
 	d->stats.live_buffers--;
 	free(r);
 }
@@ -188,6 +194,10 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 		r->refs = 1;
 		r->host_valid = true; /* "the job's data", undefined until written */
 		r->heap_pos = -1;
+		r->all_next = d->all_recs;
+		if (r->all_next)
+			r->all_next->all_prev = r;
+		d->all_recs = r;
 		d->host_committed += bytes;
 		d->stats.live_buffers++;
 		c->slots[idx].refs = 1;

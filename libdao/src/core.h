@@ -121,6 +121,8 @@ struct rec {
 	/* iteration pattern: offset of the first use in the current iteration */
 	uint64_t iter_no;
 	uint64_t iter_off;
+	/* every live record of the device, for publishing */
+	struct rec *all_prev, *all_next;
 };
 
 /* A handle slot. Owners and views alike; views point at the owner's record. */
@@ -147,6 +149,8 @@ struct device {
 	pthread_t thread;
 	bool thread_started;
 	bool stop;
+	bool exec_waiting;     /* executor sleeps on work_cv */
+	uint32_t done_waiters; /* threads sleeping on done_cv */
 
 	struct dao_backend *be;
 	dao_backend_kind kind;
@@ -182,6 +186,9 @@ struct device {
 	uint64_t trace_iter;
 	struct dao_trace_writer *trace;
 	struct dao_pin *pin;
+	struct dao_publisher *pub;
+	struct rec *all_recs; /* list of live records (rec->all_next) */
+	char job_name[64];
 
 	dao_fence issued; /* everything submitted to the backend so far */
 	dao_status failure; /* backend failure: sticky for every context */
@@ -217,6 +224,8 @@ void ctx_tag_set(uint32_t tag, bool open);
 void queue_push(struct device *d, struct op *op);
 /* Deterministic mode: wait until a non-blocking op may be queued. */
 void queue_wait_turn(struct device *d);
+/* Sleep on done_cv (signalled after every op the executor finishes). */
+void wait_done(struct device *d);
 static inline bool queue_window_full(const struct device *d)
 {
 	return d->qhead && d->qtail->seq - d->qhead->seq >= d->lookahead;
@@ -249,6 +258,13 @@ void victim_remove(struct device *d, struct rec *r);
  * comes after limit_seq qualify (prefetch must not evict what is needed sooner). */
 struct rec *victim_pick(struct device *d, uint64_t limit_seq);
 uint64_t victim_next_use(struct device *d, struct rec *r);
+
+/* publish.c: residency published for daoctl (shared memory). open and close
+ * run with dev->mu not held; tick runs on the executor with dev->mu held
+ * after every op and must not make system calls or block. */
+void publish_open(struct device *d);
+void publish_tick(struct device *d);
+void publish_close(struct device *d);
 
 /* config.c */
 struct resolved_config {

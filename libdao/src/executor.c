@@ -118,7 +118,9 @@ static void *executor_main(void *arg)
 		while (!runnable(d)) {
 			if (d->stop && !d->qhead)
 				goto out;
+			d->exec_waiting = true;
 			pthread_cond_wait(&d->work_cv, &d->mu);
+			d->exec_waiting = false;
 		}
 		op = d->qhead;
 		d->qhead = op->next;
@@ -132,6 +134,8 @@ static void *executor_main(void *arg)
 		d->executing = true;
 		process(d, op);
 		d->executing = false;
+		if (d->pub)
+			publish_tick(d);
 		c = op->ctx;
 		blocking = op->blocking;
 		d->queued--;
@@ -143,7 +147,8 @@ static void *executor_main(void *arg)
 		} else {
 			free(op);
 		}
-		pthread_cond_broadcast(&d->done_cv);
+		if (d->done_waiters)
+			pthread_cond_broadcast(&d->done_cv);
 	}
 out: {
 	dao_fence all = d->issued;

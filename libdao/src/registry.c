@@ -88,6 +88,7 @@ static void device_destroy(struct device *d)
 	if (!d)
 		return;
 	executor_stop(d);
+	publish_close(d);
 	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
 		dao_warn("writing the trace failed");
 	victim_destroy(d);
@@ -111,7 +112,16 @@ static dao_status device_create(struct dao_backend *be, const struct resolved_co
 		be->ops->destroy(be);
 		return DAO_ERR_NOMEM;
 	}
-	pthread_mutex_init(&d->mu, NULL);
+	{
+		pthread_mutexattr_t ma;
+
+		/* The job's thread and the executor hand the lock back and
+		 * forth for short sections: spin a little before sleeping. */
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&d->mu, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	pthread_cond_init(&d->work_cv, NULL);
 	pthread_cond_init(&d->done_cv, NULL);
 	d->be = be;
@@ -140,6 +150,8 @@ static dao_status device_create(struct dao_backend *be, const struct resolved_co
 			return st;
 		}
 	}
+	memcpy(d->job_name, rc->job_name, sizeof(d->job_name));
+	publish_open(d);
 	st = executor_start(d);
 	if (st != DAO_OK) {
 		device_destroy(d);

@@ -28,7 +28,15 @@ void queue_push(struct device *d, struct op *op)
 		d->pf_op = op;
 		d->pf_idx = 0;
 	}
-	pthread_cond_signal(&d->work_cv);
+	if (d->exec_waiting)
+		pthread_cond_signal(&d->work_cv);
+}
+
+void wait_done(struct device *d)
+{
+	d->done_waiters++;
+	pthread_cond_wait(&d->done_cv, &d->mu);
+	d->done_waiters--;
 }
 
 void queue_wait_turn(struct device *d)
@@ -38,13 +46,13 @@ void queue_wait_turn(struct device *d)
 	/* The executor runs whenever the window is full or someone waits:
 	 * let it reach that point before the job changes anything. */
 	while (d->executing || queue_window_full(d) || (d->qhead && d->flush))
-		pthread_cond_wait(&d->done_cv, &d->mu);
+		wait_done(d);
 }
 
 dao_status op_wait(struct device *d, struct op *op)
 {
 	while (!op->done)
-		pthread_cond_wait(&d->done_cv, &d->mu);
+		wait_done(d);
 	return op->result;
 }
 
@@ -157,7 +165,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	d = c->dev;
 	/* Bounded run-ahead: the lookahead window. */
 	while ((st = context_usable(c)) == DAO_OK && c->queued > d->lookahead)
-		pthread_cond_wait(&d->done_cv, &d->mu);
+		wait_done(d);
 	if (st == DAO_OK)
 		queue_wait_turn(d);
 	d->stamp++;
