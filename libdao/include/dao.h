@@ -188,7 +188,8 @@ typedef struct dao_operand {
 /* What a kernel function receives when it runs. */
 typedef struct dao_kernel_args {
 	void *user;           /* the pointer given at launch */
-	void *const *ptrs;    /* device pointer of each operand, in launch order */
+	void *const *ptrs;    /* device pointer of each operand, in launch order
+				 (NULL for an operand of zero bytes) */
 	const uint64_t *sizes; /* bytes of each operand */
 	uint32_t count;
 	uint32_t reserved;
@@ -248,6 +249,7 @@ typedef struct dao_stats {
 	uint64_t live_buffers;   /* owning buffers not yet freed */
 	uint64_t budget_bytes;   /* the device budget in force */
 	uint64_t host_budget_bytes;
+	uint64_t pinned_bytes;   /* host bytes pinned through dao.ko now */
 } dao_stats;
 
 /* Statistics of the device this context runs on (shared by the contexts of

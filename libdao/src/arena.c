@@ -83,13 +83,26 @@ uint64_t arena_round(const struct dao_arena *a, uint64_t size)
 	return (size + a->align - 1) & ~(a->align - 1);
 }
 
-bool arena_init(struct dao_arena *a, uint64_t size, uint64_t align)
+bool arena_init(struct dao_arena *a, uint64_t size, uint64_t align, bool contiguous)
 {
 	struct dao_block *b;
 
 	memset(a, 0, sizeof(*a));
 	a->align = align ? align : 1;
 	a->size = size & ~(a->align - 1);
+	a->paged = !contiguous;
+	if (a->paged) {
+		/* Never-used space is free at once. */
+		a->freed_cap = 64;
+		a->freed = calloc(a->freed_cap, sizeof(*a->freed));
+		if (!a->freed)
+			return false;
+		if (a->size) {
+			a->freed[0].bytes = a->size;
+			a->freed_n = 1;
+		}
+		return true;
+	}
 	if (!a->size)
 		return true;
 	b = desc_new(a);
@@ -116,6 +129,7 @@ void arena_destroy(struct dao_arena *a)
 		n = b->next_free;
 		free(b);
 	}
+	free(a->freed);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -143,6 +157,32 @@ struct dao_block *arena_alloc(struct dao_arena *a, uint64_t size)
 
 	if (!size || size > a->size - a->used)
 		return NULL;
+	if (a->paged) {
+		uint64_t need = size;
+
+		b = desc_new(a);
+		if (!b)
+			return NULL;
+		b->size = size;
+		/* Take the space given back longest ago: its previous users
+		 * are the most likely to be done with it. */
+		while (need) {
+			struct dao_freed *f = &a->freed[a->freed_head];
+			uint64_t take = f->bytes < need ? f->bytes : need;
+
+			dao_fence_join(&b->fence, &f->fence);
+			f->bytes -= take;
+			need -= take;
+			if (!f->bytes) {
+				a->freed_head = (a->freed_head + 1) % a->freed_cap;
+				a->freed_n--;
+			}
+		}
+		a->used += size;
+		if (a->used > a->peak)
+			a->peak = a->used;
+		return b;
+	}
 	/* Every block of the next bin up is large enough: O(1). */
 	m = msb64(size);
 	if (m >= (int)ARENA_SL_BITS && size + (1ull << (m - ARENA_SL_BITS)) - 1 > size) {
@@ -189,6 +229,34 @@ void arena_free(struct dao_arena *a, struct dao_block *b, const dao_fence *fence
 	struct dao_block *n;
 
 	a->used -= b->size;
+	if (a->paged) {
+		if (a->freed_n == a->freed_cap) {
+			uint32_t cap = a->freed_cap * 2;
+			struct dao_freed *ring = malloc(cap * sizeof(*ring));
+
+			if (!ring) {
+				/* Merge into the newest entry: later, never wrong. */
+				struct dao_freed *last =
+					&a->freed[(a->freed_head + a->freed_n - 1) % a->freed_cap];
+
+				last->bytes += b->size;
+				dao_fence_join(&last->fence, fence);
+				desc_put(a, b);
+				return;
+			}
+			for (uint32_t i = 0; i < a->freed_n; i++)
+				ring[i] = a->freed[(a->freed_head + i) % a->freed_cap];
+			free(a->freed);
+			a->freed = ring;
+			a->freed_head = 0;
+			a->freed_cap = cap;
+		}
+		a->freed[(a->freed_head + a->freed_n) % a->freed_cap] =
+			(struct dao_freed){ .bytes = b->size, .fence = *fence };
+		a->freed_n++;
+		desc_put(a, b);
+		return;
+	}
 	b->fence = *fence;
 	n = b->prev_phys;
 	if (n && n->free) {

@@ -31,7 +31,16 @@ struct dao_block {
 	dao_fence fence;
 };
 
+/* Paged mode: space given back, oldest first, with when it is free. */
+struct dao_freed {
+	uint64_t bytes;
+	dao_fence fence;
+};
+
 struct dao_arena {
+	bool paged; /* the backend maps pages: no placement, only a capacity */
+	struct dao_freed *freed; /* ring */
+	uint32_t freed_cap, freed_head, freed_n;
 	uint64_t size;
 	uint64_t align;
 	uint64_t used;
@@ -42,7 +51,9 @@ struct dao_arena {
 	struct dao_block *spare; /* recycled block descriptors */
 };
 
-bool arena_init(struct dao_arena *a, uint64_t size, uint64_t align);
+/* contiguous: buffers need contiguous ranges (a real pool); otherwise the
+ * arena only counts capacity, as for a device that maps pages. */
+bool arena_init(struct dao_arena *a, uint64_t size, uint64_t align, bool contiguous);
 void arena_destroy(struct dao_arena *a);
 /* size must already be a multiple of align and > 0. NULL when no free block fits. */
 struct dao_block *arena_alloc(struct dao_arena *a, uint64_t size);

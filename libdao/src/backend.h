@@ -64,9 +64,11 @@ struct dao_backend_ops {
 	/* Device pointer of arena offset off (NULL when the backend holds no data). */
 	void *(*dev_ptr)(struct dao_backend *be, uint64_t off);
 	/* Host backing store for one buffer; *ptr may be NULL for data-less
-	 * backends. Returns DAO_ERR_NOMEM when the system refuses. */
-	dao_status (*host_alloc)(struct dao_backend *be, uint64_t bytes, void **ptr);
-	void (*host_free)(struct dao_backend *be, void *ptr, uint64_t bytes);
+	 * backends. *pinned gets a non-zero handle when the memory is pinned
+	 * through dao.ko. Returns DAO_ERR_NOMEM when the system refuses. */
+	dao_status (*host_alloc)(struct dao_backend *be, uint64_t bytes, void **ptr,
+				 uint64_t *pinned);
+	void (*host_free)(struct dao_backend *be, void *ptr, uint64_t bytes, uint64_t pinned);
 	/* Queue a copy of len bytes between arena offset dev_off and host on
 	 * engine e (H2D or D2H), after fence `after`. Returns its sequence number. */
 	uint64_t (*copy)(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
@@ -91,6 +93,7 @@ struct dao_backend {
 	uint64_t device_memory; /* total device memory, for percentage budgets */
 	uint64_t arena_bytes;   /* the budget the arena spans */
 	uint64_t align;         /* arena allocation granularity (power of two, >= 1) */
+	bool contiguous;        /* each buffer needs one contiguous range of the arena */
 };
 
 /* Constructors. Each returns a backend whose arena spans `budget` bytes. */

@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "log.h"
+#include "pin.h"
 
 struct copy_req {
 	enum dao_engine engine;
@@ -43,7 +44,17 @@ struct host_backend {
 	bool copier_waiting;
 	uint32_t waiters;
 	uint64_t last_stall; /* executor thread only */
+	struct dao_pin *pin;
+	uint64_t page;
 };
+
+/* Smaller host copies are not worth a pin (and a page each). */
+#define PIN_MIN_BYTES (64u << 10)
+
+static uint64_t page_round(const struct host_backend *h, uint64_t bytes)
+{
+	return (bytes + h->page - 1) & ~(h->page - 1);
+}
 
 static uint64_t now_ns(void)
 {
@@ -121,18 +132,34 @@ static void *host_dev_ptr(struct dao_backend *be, uint64_t off)
 	return hb(be)->arena + off;
 }
 
-static dao_status host_alloc(struct dao_backend *be, uint64_t bytes, void **ptr)
+static dao_status host_alloc(struct dao_backend *be, uint64_t bytes, void **ptr,
+			     uint64_t *pinned)
 {
+	struct host_backend *h = hb(be);
 	void *p = NULL;
 
-	if (posix_memalign(&p, 64, bytes ? bytes : 1))
+	*pinned = 0;
+	if (bytes < PIN_MIN_BYTES || !dao_pin_available(h->pin)) {
+		if (posix_memalign(&p, 64, bytes ? bytes : 1))
+			return DAO_ERR_NOMEM;
+		*ptr = p;
+		return DAO_OK;
+	}
+	/* Staging memory: whole pages, pinned through dao.ko so the node
+	 * accounts for it. A refusal (node limit, memlock) leaves it
+	 * unpinned, which costs speed on a GPU, never correctness. */
+	if (posix_memalign(&p, (size_t)h->page, page_round(h, bytes)))
 		return DAO_ERR_NOMEM;
+	if (dao_pin_range(h->pin, p, page_round(h, bytes), 1, pinned) != DAO_OK)
+		*pinned = 0;
 	*ptr = p;
 	return DAO_OK;
 }
 
-static void host_free(struct dao_backend *be, void *ptr, uint64_t bytes)
+static void host_free(struct dao_backend *be, void *ptr, uint64_t bytes, uint64_t pinned)
 {
+	if (pinned)
+		dao_pin_unpin(hb(be)->pin, pinned);
 	free(ptr);
 }
 
@@ -228,6 +255,7 @@ static void host_destroy(struct dao_backend *be)
 	pthread_cond_destroy(&h->cv);
 	pthread_mutex_destroy(&h->mu);
 	free(h->ring);
+	dao_pin_close(h->pin);
 	free(h);
 }
 
@@ -255,6 +283,7 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
 	h->base.holds_data = true;
 	h->base.device_memory = dao_host_memory_bytes();
 	h->base.align = 256;
+	h->base.contiguous = true;
 	h->base.arena_bytes = budget & ~(h->base.align - 1);
 	h->arena_map = (h->base.arena_bytes + (uint64_t)page - 1) & ~((uint64_t)page - 1);
 	if (h->arena_map) {
@@ -269,6 +298,9 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
 			return DAO_ERR_NOMEM;
 		}
 	}
+	h->page = (uint64_t)page;
+	if (dao_pin_open(&h->pin) != DAO_OK)
+		h->pin = NULL;
 	h->ring_cap = 256;
 	h->ring = malloc(h->ring_cap * sizeof(*h->ring));
 	pthread_mutex_init(&h->mu, NULL);
@@ -277,6 +309,7 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
 		if (h->arena)
 			munmap(h->arena, h->arena_map);
 		free(h->ring);
+		dao_pin_close(h->pin);
 		free(h);
 		return DAO_ERR_NOMEM;
 	}

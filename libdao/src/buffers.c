@@ -190,6 +190,8 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 		r->id = d->next_rec_id++;
 		r->size = bytes;
 		r->asize = arena_round(&d->arena, bytes);
+		if (r->asize > d->max_asize)
+			d->max_asize = r->asize;
 		r->ctx = c;
 		r->refs = 1;
 		r->host_valid = true; /* "the job's data", undefined until written */

@@ -115,6 +115,8 @@ struct rec {
 	uint64_t last_use;   /* seq of the last executed use */
 	uint64_t load_seq;   /* seq when it became resident (fifo) */
 	uint32_t pin;        /* operand of the op being executed: not a victim */
+	bool ahead;          /* prefetched (or its space reserved); its use has not run */
+	bool cleaned;        /* written back ahead of eviction, still resident and clean */
 	int32_t heap_pos;    /* index in heaps[heap_which], -1 when absent */
 	uint8_t heap_which;
 	uint64_t key;
@@ -170,6 +172,7 @@ struct device {
 	uint32_t flush; /* blocking ops or waiters in queue: run without waiting for a full window */
 	uint64_t next_seq;
 	uint64_t now_seq; /* seq of the op being executed */
+	struct op *pinned_op; /* kernel whose operands are pinned, between prepare and retire */
 	bool executing;   /* between popping an op and finishing it */
 
 	/* policy */
@@ -177,6 +180,9 @@ struct device {
 	struct victim_heap heaps[HEAPS];
 	struct op *pf_op; /* prefetch cursor: first op whose operands may still need a fetch */
 	uint32_t pf_idx;
+	uint64_t pf_bytes;    /* bytes brought in ahead whose use has not run */
+	uint64_t clean_bytes; /* bytes written back ahead that are still resident */
+	uint64_t max_asize;   /* largest buffer: sets how far ahead to work */
 	uint64_t iter_no;
 	uint64_t iter_start;
 	uint64_t prev_iter_len; /* 0 until one iteration completed */
@@ -258,6 +264,8 @@ void victim_remove(struct device *d, struct rec *r);
  * comes after limit_seq qualify (prefetch must not evict what is needed sooner). */
 struct rec *victim_pick(struct device *d, uint64_t limit_seq);
 uint64_t victim_next_use(struct device *d, struct rec *r);
+/* Eviction key r will have once the op being executed is done with it. */
+uint64_t victim_key_after(struct device *d, struct rec *r);
 
 /* publish.c: residency published for daoctl (shared memory). open and close
  * run with dev->mu not held; tick runs on the executor with dev->mu held

@@ -41,6 +41,7 @@ static void run_kernel(struct device *d, struct op *op)
 		return;
 	}
 	/* Copies for the next kernels overlap this one. */
+	d->pinned_op = op;
 	res_prefetch(d);
 	kr = (struct dao_kernel_run){
 		.fn = op->fn,
@@ -69,6 +70,7 @@ static void run_kernel(struct device *d, struct op *op)
 	d->stats.kernels++;
 	dao_fence_add(&d->issued, DAO_ENGINE_COMPUTE, kseq);
 	res_after_kernel(d, op, kseq);
+	d->pinned_op = NULL;
 	res_retire(d, op);
 	res_prefetch(d);
 }

@@ -138,7 +138,7 @@ static dao_status device_create(struct dao_backend *be, const struct resolved_co
 	d->stats.budget_bytes = d->budget;
 	d->stats.host_budget_bytes = d->host_budget;
 	victim_init(d);
-	if (!arena_init(&d->arena, be->arena_bytes, be->align)) {
+	if (!arena_init(&d->arena, be->arena_bytes, be->align, be->contiguous)) {
 		device_destroy(d);
 		return DAO_ERR_NOMEM;
 	}

@@ -32,9 +32,12 @@ static dao_status ensure_host(struct device *d, struct rec *r)
 
 	if (r->host || !d->be->holds_data || !r->size)
 		return DAO_OK;
-	st = d->be->ops->host_alloc(d->be, r->size, &r->host);
-	if (st == DAO_OK)
+	st = d->be->ops->host_alloc(d->be, r->size, &r->host, &r->pin_handle);
+	if (st == DAO_OK) {
 		d->stats.host_bytes += r->size;
+		if (r->pin_handle)
+			d->stats.pinned_bytes += r->size;
+	}
 	return st;
 }
 
@@ -74,9 +77,68 @@ static bool data_needed(const struct rec *r)
 	return !r->released;
 }
 
+/* How far ahead of execution the executor fetches and cleans, in bytes.
+ * Fetching earlier than needed to hide the copy only makes it decide with
+ * staler next-use information (and so move more); a few of the largest
+ * buffers keep the copy engines busy. */
+static bool ahead_allowed(const struct device *d, const struct rec *r)
+{
+	uint64_t cap = d->budget / 64;
+
+	if (cap < 3 * r->asize)
+		cap = 3 * r->asize;
+	return !d->pf_bytes || d->pf_bytes + r->asize <= cap;
+}
+
+static uint64_t ahead_cap(const struct device *d)
+{
+	return d->budget / 64;
+}
+
+/* The best victim the running op's operands will be once it is done: a
+ * prefetch must not take a worse one now just because those are pinned. */
+static uint64_t pinned_best_key(struct device *d)
+{
+	struct op *op = d->pinned_op;
+	uint64_t best = 0;
+
+	if (!op)
+		return 0;
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+
+		if (r->pin && r->blk) {
+			uint64_t k = victim_key_after(d, r);
+
+			if (k > best)
+				best = k;
+		}
+	}
+	return best;
+}
+
+static void forget_ahead(struct device *d, struct rec *r)
+{
+	if (r->ahead) {
+		r->ahead = false;
+		d->pf_bytes -= r->asize;
+	}
+}
+
+static void forget_cleaned(struct device *d, struct rec *r)
+{
+	if (r->cleaned) {
+		r->cleaned = false;
+		d->clean_bytes -= r->asize;
+	}
+}
+
 static void drop_block(struct device *d, struct rec *r)
 {
 	dao_fence f = r->busy;
+
+	forget_ahead(d, r);
+	forget_cleaned(d, r);
 
 	dao_fence_join(&f, &r->ready);
 	arena_free(&d->arena, r->blk, &f);
@@ -115,6 +177,8 @@ static dao_status evict(struct device *d, struct rec *r)
 static struct dao_block *make_room(struct device *d, uint64_t asize, uint64_t limit_seq,
 				   bool evict_ok, dao_status *st)
 {
+	uint64_t wait_for = limit_seq ? pinned_best_key(d) : 0;
+
 	*st = DAO_OK;
 	for (;;) {
 		struct dao_block *b = arena_alloc(&d->arena, asize);
@@ -123,7 +187,7 @@ static struct dao_block *make_room(struct device *d, uint64_t asize, uint64_t li
 		if (b || !evict_ok)
 			return b;
 		v = victim_pick(d, limit_seq);
-		if (!v)
+		if (!v || v->key < wait_for)
 			return NULL;
 		*st = evict(d, v);
 		if (*st != DAO_OK)
@@ -263,6 +327,7 @@ void res_after_kernel(struct device *d, struct op *op, uint64_t kseq)
 			dao_fence_add(&r->ready, DAO_ENGINE_COMPUTE, kseq);
 			r->dev_valid = true;
 			r->host_valid = false;
+			forget_cleaned(d, r);
 		}
 	}
 }
@@ -278,6 +343,7 @@ static void consume(struct device *d, struct op *op, bool pinned)
 		if (!r->use_head)
 			r->use_tail = NULL;
 		r->last_use = op->seq;
+		forget_ahead(d, r);
 		if (r->iter_no != d->iter_no || !r->iter_off) {
 			r->iter_no = d->iter_no;
 			r->iter_off = op->seq - d->iter_start;
@@ -309,6 +375,32 @@ void res_iteration(struct device *d, struct op *op)
 	d->iter_no++;
 }
 
+/*
+ * Write back, ahead of time, the dirty records the policy will evict next,
+ * so that their eviction is a drop and the fetch that takes their space
+ * need not wait for a write-back: both copy directions stay busy. Only
+ * records needed after everything prefetched so far qualify.
+ */
+static void clean_ahead(struct device *d)
+{
+	uint64_t cap = ahead_cap(d), frontier = d->pf_op ? d->pf_op->seq : d->next_seq;
+	struct victim_heap *h = &d->heaps[HEAP_DIRTY];
+
+	/* With room to spare nothing will be evicted soon. */
+	if (d->arena.size - d->arena.used > 4 * cap)
+		return;
+
+	while (d->clean_bytes < cap && h->n) {
+		struct rec *r = h->v[0];
+
+		if (r->key <= frontier || write_back(d, r) != DAO_OK)
+			return;
+		r->cleaned = true;
+		d->clean_bytes += r->asize;
+		victim_update(d, r);
+	}
+}
+
 void res_prefetch(struct device *d)
 {
 	bool evict_ok = d->policy != DAO_POLICY_LRU && d->policy != DAO_POLICY_FIFO;
@@ -316,7 +408,7 @@ void res_prefetch(struct device *d)
 
 	while ((op = d->pf_op) && op->seq <= d->now_seq + d->lookahead) {
 		if (op->kind == OP_WRITE)
-			return; /* what it writes must not be fetched before it */
+			break; /* what it writes must not be fetched before it */
 		if (op->kind == OP_KERNEL) {
 			for (; d->pf_idx < op->nopnd; d->pf_idx++) {
 				struct opnd *u = &op->opnd[d->pf_idx];
@@ -324,22 +416,32 @@ void res_prefetch(struct device *d)
 				struct dao_block *b;
 				dao_status st;
 
-				if (!r->size || u->mode == MODE_W || r->blk || !r->host_valid)
+				if (!r->size || r->blk || (u->mode != MODE_W && !r->host_valid))
 					continue;
+				if (!ahead_allowed(d, r))
+					goto out;
 				b = make_room(d, r->asize, op->seq, evict_ok, &st);
 				if (!b)
-					return;
+					goto out;
 				place(d, r, b);
-				if (fetch(d, r, true) != DAO_OK) {
+				/* An output only needs its space: reserving it in
+				 * window order keeps its allocation from evicting
+				 * inputs fetched for later kernels. */
+				if (u->mode != MODE_W && fetch(d, r, true) != DAO_OK) {
 					drop_block(d, r);
-					return;
+					goto out;
 				}
+				r->ahead = true;
+				d->pf_bytes += r->asize;
 				victim_update(d, r);
 			}
 		}
 		d->pf_op = op->next;
 		d->pf_idx = 0;
 	}
+out:
+	if (d->policy == DAO_POLICY_DAO)
+		clean_ahead(d);
 }
 
 dao_status res_host_write(struct device *d, struct op *op)
@@ -402,8 +504,11 @@ void res_free_rec(struct device *d, struct rec *r)
 		dao_fence f = r->host_busy;
 
 		res_wait(d, &f);
-		d->be->ops->host_free(d->be, r->host, r->size);
+		d->be->ops->host_free(d->be, r->host, r->size, r->pin_handle);
 		d->stats.host_bytes -= r->size;
+		if (r->pin_handle)
+			d->stats.pinned_bytes -= r->size;
+		r->pin_handle = 0;
 		r->host = NULL;
 	}
 	rec_destroy(d, r);

@@ -24,6 +24,8 @@ struct dao_sim_model {
 	double mem_bytes_per_s;
 	uint64_t launch_ns;
 	uint64_t memory_bytes; /* device memory, for percentage budgets */
+	uint32_t contiguous;   /* model a pool needing contiguous ranges (as the
+				  host backend) instead of a paged device */
 };
 
 /* "h100" or "a100". DAO_ERR_INVALID for an unknown name. */

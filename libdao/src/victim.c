@@ -35,12 +35,14 @@ static uint64_t age_key(uint64_t seq)
 	return KEY_UNKNOWN + (KEY_AGE_SPAN - (seq & (KEY_AGE_SPAN - 1)));
 }
 
-uint64_t victim_next_use(struct device *d, struct rec *r)
+static uint64_t next_use_from(struct device *d, struct rec *r, struct opnd *u, bool valid)
 {
-	if (r->use_head) {
-		if (r->use_head->mode == MODE_W)
+	if (u) {
+		/* Data about to be overwritten is dead, but space reserved
+		 * for that write is needed then. */
+		if (u->mode == MODE_W && valid)
 			return KEY_DEAD;
-		return r->use_head->op->seq;
+		return u->op->seq;
 	}
 	if (r->released)
 		return KEY_DEAD; /* waiting for its free */
@@ -51,6 +53,20 @@ uint64_t victim_next_use(struct device *d, struct rec *r)
 			return p;
 	}
 	return age_key(r->last_use);
+}
+
+uint64_t victim_next_use(struct device *d, struct rec *r)
+{
+	return next_use_from(d, r, r->use_head, r->dev_valid);
+}
+
+uint64_t victim_key_after(struct device *d, struct rec *r)
+{
+	struct opnd *u = r->use_head ? r->use_head->next_use : NULL;
+
+	if (d->policy == DAO_POLICY_LRU || d->policy == DAO_POLICY_FIFO)
+		return 0;
+	return next_use_from(d, r, u, true);
 }
 
 static uint64_t key_of(struct device *d, struct rec *r)

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dao_pin.c - pinning ranges of the opener's memory: reserve every charge
+ * first, pin in bounded chunks, and on any failure give back exactly what
+ * was taken.
+ */
+#include <linux/capability.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "dao_priv.h"
+
+/* Pages pinned between two chances to reschedule or die. */
+#define DAO_PIN_CHUNK 512UL
+
+/* Off for sites that bound pinning by the node limit alone. */
+static bool check_memlock = true;
+module_param(check_memlock, bool, 0644);
+MODULE_PARM_DESC(check_memlock,
+		 "Charge pins against RLIMIT_MEMLOCK unless CAP_IPC_LOCK (default: on)");
+
+struct dao_region {
+	unsigned long addr;
+	unsigned long npages;
+	bool writable;
+	struct page **pages;
+};
+
+static u64 dao_region_bytes(const struct dao_region *r)
+{
+	return (u64)r->npages << PAGE_SHIFT;
+}
+
+/*
+ * The mm's pinned pages show as VmPin; every pin adds to them, but only the
+ * unprivileged are held to RLIMIT_MEMLOCK, as RDMA and VFIO do.
+ */
+static int dao_charge_mm(struct dao_file *f, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	s64 now = atomic64_add_return(npages, &f->mm->pinned_vm);
+
+	if (!READ_ONCE(check_memlock) || now <= limit || capable(CAP_IPC_LOCK))
+		return 0;
+	atomic64_sub(npages, &f->mm->pinned_vm);
+	return -ENOMEM;
+}
+
+static void dao_uncharge(struct dao_file *f, const struct dao_region *r)
+{
+	atomic64_sub(r->npages, &f->mm->pinned_vm);
+	dao_acct_unreserve(f, dao_region_bytes(r));
+}
+
+static int dao_pin_pages(struct dao_region *r)
+{
+	unsigned int gup = FOLL_LONGTERM | (r->writable ? FOLL_WRITE : 0);
+	unsigned long done = 0;
+	int ret = 0;
+
+	while (done < r->npages) {
+		unsigned long n = min(r->npages - done, DAO_PIN_CHUNK);
+		int got = pin_user_pages_fast(r->addr + (done << PAGE_SHIFT), n, gup,
+					      r->pages + done);
+
+		if (got <= 0) {
+			ret = got ? got : -EFAULT;
+			break;
+		}
+		done += got;
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		cond_resched();
+	}
+	if (ret)
+		unpin_user_pages(r->pages, done);
+	return ret;
+}
+
+static int dao_check_range(u64 addr, u64 length)
+{
+	if (!length || !PAGE_ALIGNED(addr) || !PAGE_ALIGNED(length))
+		return -EINVAL;
+	if (addr + length < addr)
+		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(addr), length))
+		return -EFAULT;
+	/* More than the node has can never be pinned; say so before any work. */
+	if ((length >> PAGE_SHIFT) > totalram_pages())
+		return -ENOMEM;
+	return 0;
+}
+
+int dao_pin(struct dao_file *f, u64 addr, u64 length, bool writable, u64 *handle)
+{
+	struct dao_region *r;
+	u32 id;
+	int ret;
+
+	ret = dao_check_range(addr, length);
+	if (ret)
+		return ret;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->addr = addr;
+	r->npages = length >> PAGE_SHIFT;
+	r->writable = writable;
+
+	ret = dao_acct_reserve(f, length);
+	if (ret) {
+		dao_nl_pin_refused(f->proc, length);
+		goto free_region;
+	}
+	ret = dao_charge_mm(f, r->npages);
+	if (ret) {
+		dao_acct_unreserve(f, length);
+		dao_acct_refuse(f);
+		goto free_region;
+	}
+
+	r->pages = kvmalloc_array(r->npages, sizeof(*r->pages), GFP_KERNEL | __GFP_NOWARN);
+	if (!r->pages) {
+		ret = -ENOMEM;
+		goto uncharge;
+	}
+	ret = dao_pin_pages(r);
+	if (ret)
+		goto free_pages;
+
+	ret = xa_alloc_cyclic(&f->regions, &id, r, XA_LIMIT(1, U32_MAX), &f->next_handle,
+			      GFP_KERNEL);
+	if (ret < 0)
+		goto unpin;
+	*handle = id;
+	return 0;
+
+unpin:
+	unpin_user_pages_dirty_lock(r->pages, r->npages, r->writable);
+free_pages:
+	kvfree(r->pages);
+uncharge:
+	dao_uncharge(f, r);
+free_region:
+	kfree(r);
+	return ret;
+}
+
+static void dao_region_release(struct dao_file *f, struct dao_region *r)
+{
+	/* The device may have written any page of a writable range. */
+	unpin_user_pages_dirty_lock(r->pages, r->npages, r->writable);
+	kvfree(r->pages);
+	dao_uncharge(f, r);
+	kfree(r);
+}
+
+int dao_unpin(struct dao_file *f, u64 handle)
+{
+	struct dao_region *r;
+
+	if (!handle || handle > U32_MAX)
+		return -ENOENT;
+	r = xa_erase(&f->regions, handle);
+	if (!r)
+		return -ENOENT;
+	dao_region_release(f, r);
+	return 0;
+}
+
+/* The teardown at release: uses f->mm only, never current->mm. */
+void dao_unpin_all(struct dao_file *f, u64 *bytes, u64 *regions)
+{
+	struct dao_region *r;
+	unsigned long id;
+
+	*bytes = 0;
+	*regions = 0;
+	xa_for_each(&f->regions, id, r) {
+		xa_erase(&f->regions, id);
+		*bytes += dao_region_bytes(r);
+		(*regions)++;
+		dao_region_release(f, r);
+		cond_resched();
+	}
+	xa_destroy(&f->regions);
+}

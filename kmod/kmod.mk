@@ -1,0 +1,117 @@
+# dao.ko and its tests in a VM.
+#   make kmod          build the module against the installed kernel headers
+#   make kcheck        run tests/kmod in qemu on Debian's linux-image-amd64
+#   make kcheck-debug  the same on a 6.1 kernel with KASAN, lockdep, kmemleak
+# `make all` builds the module only when headers are installed.
+
+# The VM runs Debian's 6.1 kernel: its headers build the module kcheck loads.
+KCHECK_KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1*-amd64)))
+KCHECK_KVER := $(patsubst linux-headers-%,%,$(notdir $(KCHECK_KDIR)))
+# `make kmod`: the running kernel's headers when installed, else the VM's.
+KMOD_RUNNING_KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
+KMOD_KDIR ?= $(if $(KMOD_RUNNING_KDIR),$(KMOD_RUNNING_KDIR),$(KCHECK_KDIR))
+KMOD_KVER := $(if $(KMOD_RUNNING_KDIR),$(shell uname -r),$(KCHECK_KVER))
+KMOD_TREE_SRCS := kmod/Kbuild kmod/conftest.sh $(wildcard kmod/probes/*.c) \
+                  $(filter-out kmod/dao_compat.h,$(wildcard kmod/*.c kmod/*.h)) \
+                  kmod/include/uapi/linux/dao.h
+LINUX_SOURCE_TARBALL ?= /usr/src/linux-source-6.1.tar.xz
+
+# $(call kmod_build_in,OUTDIR,KDIR): a private copy of the sources per
+# kernel, since Kbuild writes its objects next to them.
+define kmod_build_in
+	rm -rf $(1) && mkdir -p $(1)/probes $(1)/include/uapi/linux
+	cp kmod/Kbuild kmod/conftest.sh $(filter-out kmod/dao_compat.h,$(wildcard kmod/*.c kmod/*.h)) $(1)/
+	cp kmod/probes/*.c $(1)/probes/
+	cp kmod/include/uapi/linux/dao.h $(1)/include/uapi/linux/
+	$(MAKE) --no-print-directory -C $(2) M=$(abspath $(1)) modules
+endef
+
+KMOD_KO := $(BUILD)/kmod/$(KMOD_KVER)/dao.ko
+KCHECK_KO := $(BUILD)/kmod/$(KCHECK_KVER)/dao.ko
+$(KMOD_KO): $(KMOD_TREE_SRCS)
+	$(call kmod_build_in,$(@D),$(KMOD_KDIR))
+ifneq ($(KCHECK_KO),$(KMOD_KO))
+$(KCHECK_KO): $(KMOD_TREE_SRCS)
+	$(call kmod_build_in,$(@D),$(KCHECK_KDIR))
+endif
+
+.PHONY: kmod kcheck kcheck-debug
+kmod: $(KMOD_KO)
+ifneq ($(KMOD_KDIR),)
+all: $(KMOD_KO)
+endif
+
+# ------------------------------------------------------------ VM tests
+
+KSELFTEST_DIR := $(BUILD)/kselftest
+$(KSELFTEST_DIR)/kselftest_harness.h: $(LINUX_SOURCE_TARBALL)
+	@mkdir -p $(@D)
+	tar -xJf $< -C $(@D) --strip-components=4 \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.1/tools/testing/selftests/kselftest.h
+	touch $@
+
+KTEST_SRCS := $(sort $(wildcard tests/kmod/test_*.c))
+KTEST_BIN := $(BUILD)/kcheck/bin
+KTESTS := $(patsubst tests/kmod/%.c,$(KTEST_BIN)/%,$(KTEST_SRCS))
+KTEST_CFLAGS := -std=gnu11 -O2 -g -D_GNU_SOURCE -pthread -Wall -Wextra -Werror \
+                -Wno-sign-compare -Wno-unused-parameter \
+                -Ikmod/include/uapi -I$(KSELFTEST_DIR) -Itests/kmod -Ilibdao/include \
+                $(shell $(PKG_CONFIG) --cflags libnl-genl-3.0 2>/dev/null)
+KTEST_LIBS := $(shell $(PKG_CONFIG) --static --libs libnl-genl-3.0 2>/dev/null) -lpthread -lm
+# libnl links getaddrinfo, which static glibc warns about; the tests never call it.
+KTEST_LDFLAGS := -Wl,--no-warnings
+
+$(KTEST_BIN)/util.o: tests/kmod/util.c tests/kmod/util.h kmod/include/uapi/linux/dao.h
+	@mkdir -p $(@D)
+	$(CC) $(KTEST_CFLAGS) -c -o $@ $<
+
+$(KTEST_BIN)/test_%: tests/kmod/test_%.c $(KTEST_BIN)/util.o $(KSELFTEST_DIR)/kselftest_harness.h \
+		tests/kmod/util.h tests/kmod/child.h kmod/include/uapi/linux/dao.h
+	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(KTEST_LIBS) $(KTEST_LDFLAGS)
+
+# The libdao program of the VM suite: a job whose staging does not fit
+# under the node limit it runs with.
+$(KTEST_BIN)/libdao_job: tests/kmod/libdao_job.c $(LIBDAO_A) $(KTEST_BIN)/util.o \
+		$(KSELFTEST_DIR)/kselftest_harness.h
+	@mkdir -p $(@D)
+	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(LIBDAO_A) $(KTEST_LIBS) \
+		$(KTEST_LDFLAGS)
+
+$(KTEST_BIN)/vmexit: tests/vm/vmexit.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
+
+KCHECK_PROGS := $(KTESTS) $(KTEST_BIN)/vmexit $(if $(wildcard tests/kmod/libdao_job.c),$(KTEST_BIN)/libdao_job)
+KCHECK_TIMEOUT ?= 900
+
+# $(call kcheck_run,NAME,KERNEL_IMAGE,DAO_KO)
+define kcheck_run
+	tests/vm/mkinitramfs.sh $(BUILD)/$(1)/initramfs.cpio $(3) $(KCHECK_PROGS)
+	tests/vm/run-vm.sh --kernel $(2) --initrd $(BUILD)/$(1)/initramfs.cpio \
+		--log $(BUILD)/$(1)/console.log --timeout $(KCHECK_TIMEOUT) $(KCHECK_VM_ARGS_$(1))
+endef
+
+KCHECK_VMLINUZ ?= $(wildcard /boot/vmlinuz-$(KCHECK_KVER))
+kcheck: $(KCHECK_PROGS)
+	@test -n "$(KCHECK_KDIR)" || { echo "kcheck: no 6.1 headers (apt-get install linux-headers-amd64)"; exit 1; }
+	@test -n "$(KCHECK_VMLINUZ)" || { echo "kcheck: /boot/vmlinuz-$(KCHECK_KVER) missing (apt-get install linux-image-amd64)"; exit 1; }
+	$(MAKE) --no-print-directory $(KCHECK_KO)
+	$(call kcheck_run,kcheck,$(KCHECK_VMLINUZ),$(KCHECK_KO))
+
+KDEBUG_TREE := $(BUILD)/kdebug/linux
+KDEBUG_KO := $(BUILD)/kmod/debug/dao.ko
+KCHECK_VM_ARGS_kcheck-debug := --memory 1536
+
+.PHONY: kdebug-kernel
+kdebug-kernel:
+	tests/vm/build-kernel.sh $(BUILD)/kdebug
+
+$(KDEBUG_KO): $(KMOD_TREE_SRCS) $(BUILD)/kdebug/stamp
+	$(call kmod_build_in,$(@D),$(KDEBUG_TREE))
+
+$(BUILD)/kdebug/stamp: kdebug-kernel ;
+
+kcheck-debug: kdebug-kernel
+	$(MAKE) --no-print-directory $(KDEBUG_KO) $(KCHECK_PROGS)
+	$(call kcheck_run,kcheck-debug,$(KDEBUG_TREE)/arch/x86/boot/bzImage,$(KDEBUG_KO))

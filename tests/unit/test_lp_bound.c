@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_lp_bound.c - daosim's profile and LP bounds on traces small enough
+ * to solve by hand (the derivations are in the comments), and properties
+ * that hold on any trace.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../tools/daosim/lp_bound.h"
+#include "tap.h"
+
+#define H "dao-trace 1\n"
+
+static struct dao_trace *parse(const char *text)
+{
+	struct dao_trace *t = NULL;
+	char err[256];
+
+	if (dao_trace_read_mem(text, strlen(text), &t, err, sizeof(err)))
+		tap_bail("test trace does not parse: %s", err);
+	return t;
+}
+
+/* LP h2d and d2h bounds of text at budget. */
+static void bounds(const char *text, uint64_t budget, uint64_t *h2d, uint64_t *d2h,
+		   struct trace_profile *keep)
+{
+	struct dao_trace *t = parse(text);
+	struct trace_profile p;
+	char err[256];
+
+	if (trace_profile_build(t, 1, &p))
+		tap_bail("profile");
+	if (lp_bound_bytes(&p, budget, LP_H2D, h2d, err, sizeof(err)) ||
+	    lp_bound_bytes(&p, budget, LP_D2H, d2h, err, sizeof(err)))
+		tap_bail("LP: %s", err);
+	if (keep)
+		*keep = p;
+	else
+		trace_profile_free(&p);
+	dao_trace_free(t);
+}
+
+/*
+ * Three 100-byte buffers read in turn twice, budget 200:
+ *   k0 r=a  k1 r=b  k2 r=c  k3 r=a  k4 r=b  k5 r=c
+ * Intervals a(0,3) b(1,4) c(2,5); 100 bytes of room beside each kernel's
+ * operand: at k2 a+b <= 1, at k3 b+c <= 1, so at best a and c are kept and
+ * b (100) is fetched again: 300 compulsory + 100.
+ */
+static const char cyclic[] = H "b 1 100\nb 2 100\nb 3 100\n"
+			       "k k0 0 r=1 w=- rw=-\nk k1 0 r=2 w=- rw=-\nk k2 0 r=3 w=- rw=-\n"
+			       "k k3 0 r=1 w=- rw=-\nk k4 0 r=2 w=- rw=-\nk k5 0 r=3 w=- rw=-\n";
+
+/*
+ * Fractional: a, b of 100 bytes, s of 50, budget 200:
+ *   k0 r=a  k1 r=b  k2 r=s  k3 r=a  k4 r=b
+ * At k2 the intervals a(0,3) and b(1,4) share 150 bytes: the LP keeps a and
+ * half of b, missing 50 bytes: 250 compulsory + 50 = 300. (An integral
+ * schedule must miss a whole buffer: 350.)
+ */
+static const char fractional[] = H "b 1 100\nb 2 100\nb 3 50\n"
+				   "k k0 0 r=1 w=- rw=-\nk k1 0 r=2 w=- rw=-\n"
+				   "k k2 0 r=3 w=- rw=-\nk k3 0 r=1 w=- rw=-\n"
+				   "k k4 0 r=2 w=- rw=-\n";
+
+/*
+ * Dirty: a written, then b read with no room for a, then a read; budget
+ * 100, both 100 bytes: a must be written back (100 d2h) and fetched again:
+ * h2d = 100 (b, compulsory) + 100.
+ */
+static const char dirty[] = H "b 1 100\nb 2 100\n"
+			      "k k0 0 r=- w=1 rw=-\nk k1 0 r=2 w=- rw=-\nk k2 0 r=1 w=- rw=-\n";
+
+/*
+ * Dead data: a read, b read, a overwritten: a's old contents need not be
+ * kept, so only the compulsory 200 move, and nothing goes back.
+ */
+static const char dead[] = H "b 1 100\nb 2 100\n"
+			     "k k0 0 r=1 w=- rw=-\nk k1 0 r=2 w=- rw=-\nk k2 0 r=- w=1 rw=-\n";
+
+/*
+ * rw counts as a read then a write: a rw, b read (no room), a read:
+ * h2d = 100 (a) + 100 (b) + 100 (a again); d2h = 100 (a after its update).
+ * A zero-byte buffer z beside it changes nothing.
+ */
+static const char update[] = H "b 1 100\nb 2 100\nb 3 0\n"
+			       "k k0 0 r=3 w=- rw=1\nk k1 0 r=2 w=- rw=3\nk k2 0 r=1,3 w=- rw=-\n";
+
+static void test_hand(void)
+{
+	uint64_t h, d;
+	struct trace_profile p;
+
+	bounds(cyclic, 200, &h, &d, &p);
+	TAP_IS_U64(p.compulsory_bytes, 300, "cyclic: compulsory = first reads of a, b, c");
+	TAP_IS_U64(p.peak_live_bytes, 300, "cyclic: peak live = a + b + c (k2, k3)");
+	TAP_IS_U64(p.max_kernel_bytes, 100, "cyclic: largest kernel");
+	TAP_IS_U64(p.nintervals, 3, "cyclic: three reuse intervals");
+	TAP_IS_U64(h, 400, "cyclic: LP h2d = 300 + b again");
+	TAP_IS_U64(d, 0, "cyclic: nothing written, nothing to write back");
+	trace_profile_free(&p);
+	bounds(cyclic, 300, &h, &d, NULL);
+	TAP_IS_U64(h, 300, "cyclic at peak live: compulsory only");
+	bounds(cyclic, 100, &h, &d, NULL);
+	TAP_IS_U64(h, 600, "cyclic at one buffer: every read fetches");
+
+	bounds(fractional, 200, &h, &d, NULL);
+	TAP_IS_U64(h, 300, "fractional: LP keeps half of b: 250 + 50");
+	bounds(dirty, 100, &h, &d, NULL);
+	TAP_IS_U64(h, 200, "dirty: b + a again");
+	TAP_IS_U64(d, 100, "dirty: a written back");
+	bounds(dirty, 200, &h, &d, NULL);
+	TAP_IS_U64(h, 100, "dirty with room: b only");
+	TAP_IS_U64(d, 0, "dirty with room: no write-back");
+	bounds(dead, 100, &h, &d, &p);
+	TAP_IS_U64(h, 200, "dead: compulsory only");
+	TAP_IS_U64(d, 0, "dead: nothing to write back");
+	TAP_IS_U64(p.nintervals, 0, "dead: an interval ending in w is no reuse");
+	trace_profile_free(&p);
+	bounds(update, 100, &h, &d, &p);
+	TAP_IS_U64(h, 300, "update: a, b, a again");
+	TAP_IS_U64(d, 100, "update: a written back after rw");
+	TAP_IS_U64(p.compulsory_bytes, 200, "update: a (rw first) and b count, zero-byte z adds 0");
+	trace_profile_free(&p);
+}
+
+static void test_refusals(void)
+{
+	struct dao_trace *t = parse(cyclic);
+	struct trace_profile p;
+	uint64_t h = 12345;
+	char err[256];
+
+	trace_profile_build(t, 1, &p);
+	TAP_IS_STATUS(lp_bound_bytes(&p, 99, LP_H2D, &h, err, sizeof(err)), DAO_ERR_BUDGET,
+		      "a budget below the largest kernel is refused");
+	tap_ok(h == 12345 && strstr(err, "needs 100 bytes"), "with a reason, result untouched: %s",
+	       err);
+	trace_profile_free(&p);
+	dao_trace_free(t);
+}
+
+static void test_profile(void)
+{
+	/* float64 traces are modeled at twice the flops */
+	struct dao_trace *t = parse(H "# model=x dtype=float64 tiles=4\nb 1 8\nk a 10 r=1 w=- rw=-\n");
+	struct dao_trace *u = parse(H "# dtype=float64x\nb 1 8\nk a 10 r=1 w=- rw=-\n");
+	struct trace_profile p;
+	struct dao_sim_model m;
+
+	TAP_IS_U64(trace_flops_scale(t), 2, "dtype=float64 doubles flops");
+	TAP_IS_U64(trace_flops_scale(u), 1, "only the exact word counts");
+	trace_profile_build(t, 2, &p);
+	TAP_IS_U64(p.kernel_flops[0], 20, "scaled kernel flops");
+	dao_sim_model_preset("h100", &m);
+	m.flops_per_s = 1e9;      /* 20 flops: 20 ns */
+	m.mem_bytes_per_s = 1e8;  /* 8 bytes: 80 ns */
+	m.launch_ns = 5;
+	TAP_IS_U64(profile_compute_ns(&p, &m), 85, "kernel time = max(flops, bytes) + launch");
+	m.flops_per_s = 1e8; /* 200 ns */
+	TAP_IS_U64(profile_compute_ns(&p, &m), 205, "compute-bound kernel");
+	trace_profile_free(&p);
+	dao_trace_free(t);
+	dao_trace_free(u);
+}
+
+/* A random trace: nb buffers of 1..1000 bytes, nk kernels of 1..3 operands. */
+static char *random_trace(unsigned *seed, int nb, int nk)
+{
+	size_t cap = 64 + (size_t)nb * 32 + (size_t)nk * 96, n = 0;
+	char *s = malloc(cap);
+
+	n += (size_t)snprintf(s + n, cap - n, H);
+	for (int b = 1; b <= nb; b++)
+		n += (size_t)snprintf(s + n, cap - n, "b %d %d\n", b, 1 + rand_r(seed) % 1000);
+	for (int k = 0; k < nk; k++) {
+		int nops = 1 + rand_r(seed) % 3, ids[3];
+		const char *lists[3] = { "-", "-", "-" };
+		char buf[3][16];
+
+		for (int i = 0; i < nops; i++) {
+			int dup;
+
+			do {
+				ids[i] = 1 + rand_r(seed) % nb;
+				dup = 0;
+				for (int j = 0; j < i; j++)
+					dup |= ids[j] == ids[i];
+			} while (dup);
+		}
+		/* one operand per list at most keeps the text simple */
+		for (int i = 0; i < nops; i++) {
+			int m = rand_r(seed) % 3;
+
+			while (strcmp(lists[m], "-") != 0)
+				m = (m + 1) % 3;
+			snprintf(buf[m], sizeof(buf[m]), "%d", ids[i]);
+			lists[m] = buf[m];
+		}
+		n += (size_t)snprintf(s + n, cap - n, "k k%d 0 r=%s w=%s rw=%s\n", k, lists[0],
+				      lists[1], lists[2]);
+	}
+	return s;
+}
+
+static void test_random_properties(void)
+{
+	unsigned seed = 12345;
+	int monotone = 1, above = 1, at_peak = 1;
+
+	for (int i = 0; i < 40; i++) {
+		char *text = random_trace(&seed, 4 + i % 8, 10 + i);
+		struct dao_trace *t = parse(text);
+		struct trace_profile p;
+		uint64_t prev_h = UINT64_MAX, prev_d = UINT64_MAX, h, d;
+		char err[256];
+
+		trace_profile_build(t, 1, &p);
+		for (int step = 0; step <= 8; step++) {
+			uint64_t budget = p.max_kernel_bytes +
+					  (p.peak_live_bytes - p.max_kernel_bytes) * step / 8;
+
+			if (lp_bound_bytes(&p, budget, LP_H2D, &h, err, sizeof(err)) ||
+			    lp_bound_bytes(&p, budget, LP_D2H, &d, err, sizeof(err)))
+				tap_bail("LP: %s", err);
+			monotone &= h <= prev_h && d <= prev_d;
+			above &= h >= p.compulsory_bytes;
+			if (step == 8)
+				at_peak &= h == p.compulsory_bytes && d == 0;
+			prev_h = h;
+			prev_d = d;
+		}
+		trace_profile_free(&p);
+		dao_trace_free(t);
+		free(text);
+	}
+	tap_ok(monotone, "random traces: LP bounds never grow with the budget");
+	tap_ok(above, "random traces: LP h2d bound >= compulsory bytes");
+	tap_ok(at_peak, "random traces: at the peak live bytes only compulsory bytes move");
+}
+
+int main(void)
+{
+	test_hand();
+	test_refusals();
+	test_profile();
+	test_random_properties();
+	tap_plan_done();
+	return tap_exit();
+}

@@ -1,0 +1,66 @@
+#!/bin/busybox sh
+# /init of the test VM: load dao.ko, run every test program, check kmemleak,
+# and leave through isa-debug-exit with the suite's status (0: all passed).
+/bin/busybox --install -s /bin
+export PATH=/bin:/tests
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+
+leaks=/sys/kernel/debug/kmemleak
+if [ -w $leaks ]; then
+	# Whatever boot left behind is not ours to judge.
+	echo scan > $leaks
+	echo clear > $leaks
+fi
+
+status=0
+echo "DAO-KCHECK: kernel $(uname -r)"
+if ! insmod /lib/modules/dao.ko; then
+	echo "DAO-KCHECK: insmod failed"
+	vmexit 2
+fi
+
+for t in /tests/test_*; do
+	name=${t##*/}
+	echo "DAO-KCHECK: run $name"
+	start=$(date +%s)
+	"$t"
+	rc=$?
+	echo "DAO-KCHECK: $name exit $rc after $(( $(date +%s) - start )) s"
+	[ $rc -eq 0 ] || status=1
+done
+
+if [ -x /tests/libdao_job ]; then
+	echo "DAO-KCHECK: run libdao_job"
+	/tests/libdao_job
+	rc=$?
+	echo "DAO-KCHECK: libdao_job exit $rc"
+	[ $rc -eq 0 ] || status=1
+fi
+
+if ! rmmod dao; then
+	echo "DAO-KCHECK: rmmod at the end failed"
+	status=1
+fi
+
+if [ -w $leaks ]; then
+	# kmemleak reports only objects older than five seconds: waiting is
+	# its rule for telling a leak from an allocation still in flight.
+	sleep 6
+	echo scan > $leaks
+	echo scan > $leaks
+	if [ -s $leaks ]; then
+		echo "DAO-KCHECK: kmemleak reports:"
+		cat $leaks
+		status=1
+	else
+		echo "DAO-KCHECK: kmemleak: no leaks"
+	fi
+fi
+
+echo "DAO-KCHECK: status $status"
+vmexit $status

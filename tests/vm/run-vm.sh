@@ -1,0 +1,57 @@
+#!/bin/bash
+# run-vm.sh --kernel IMAGE --initrd CPIO --log FILE [--timeout S] [--memory MB]
+# Boot the test VM under qemu (TCG: -enable-kvm hangs on the CI hosts), copy
+# the console to FILE and to stdout, and fail unless the suite reported
+# success through isa-debug-exit within the timeout and the console holds
+# no kernel warning, bug, oops, lockdep, KASAN or kmemleak report.
+set -u
+kernel= initrd= log= timeout=900 memory=1024
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kernel=$2; shift 2 ;;
+	--initrd) initrd=$2; shift 2 ;;
+	--log) log=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	*) echo "run-vm: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+if [ ! -r "$kernel" ] || [ ! -r "$initrd" ] || [ -z "$log" ]; then
+	echo "run-vm: need --kernel, --initrd and --log" >&2
+	exit 2
+fi
+
+start=$(date +%s)
+timeout --signal=KILL "$timeout" qemu-system-x86_64 \
+	-machine pc -cpu max -smp 2 -m "$memory" \
+	-nographic -no-reboot -monitor none -serial stdio \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=4 rdinit=/init" \
+	</dev/null 2>&1 | tr -d '\r' | tee "$log"
+qemu=${PIPESTATUS[0]}
+took=$(( $(date +%s) - start ))
+
+fail=0
+case $qemu in
+1) ;; # vmexit 0: (0 << 1) | 1
+137) echo "run-vm: FAIL: no result within $timeout s (watchdog)"; fail=1 ;;
+*) echo "run-vm: FAIL: VM exit status $qemu (suite status $(( (qemu - 1) / 2 )) or no exit device reached)"; fail=1 ;;
+esac
+
+# What the kernel says when something is wrong, whatever the tests think.
+bad='WARNING:|BUG:|Oops|general protection|Kernel panic|Call Trace:|INFO: (possible|task|rcu)|'
+bad+='DEBUG_LOCKS_WARN_ON|possible (recursive|circular) locking|inconsistent lock state|'
+bad+='lockdep|KASAN|UBSAN:|kmemleak: [0-9]+ new suspected|unreferenced object'
+if grep -E -n "$bad" "$log" | grep -v -E 'DAO-KCHECK|Lock dependency validator|MAX_LOCKDEP|kasan: KernelAddressSanitizer initialized' > "$log.bad"; then
+	echo "run-vm: FAIL: the kernel complained:"
+	cat "$log.bad"
+	fail=1
+fi
+
+pass=$(grep -c -E '^ok [0-9]+ ' "$log")
+notok=$(grep -c -E '^not ok [0-9]+ ' "$log")
+echo "run-vm: $pass ok, $notok not ok, VM ran $took s"
+[ "$notok" -eq 0 ] || fail=1
+[ "$fail" -eq 0 ] && echo "run-vm: PASS" || echo "run-vm: FAIL"
+exit $fail

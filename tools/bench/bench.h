@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - what the dao-bench measurements share.
+ */
+#ifndef DAO_BENCH_H
+#define DAO_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "dao.h"
+
+struct bench_options {
+	bool json;
+	uint64_t kernels;      /* overhead: kernels per measurement */
+	uint64_t buffer_bytes; /* copy: size of each cycled buffer */
+	uint64_t buffers;      /* copy: how many are cycled */
+	uint64_t rounds;       /* copy: passes over all of them */
+};
+
+static inline uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Print "dao-bench: what: reason" and return 1 (the exit status). */
+int bench_fail(const char *what, dao_status st);
+
+/* Open a private host-backend context with the given budget (0: default)
+ * and policy (DAO_POLICY_DEFAULT: libdao's). */
+dao_status bench_open(uint64_t budget, dao_policy policy, dao_ctx *ctx);
+
+int bench_overhead(const struct bench_options *o);
+int bench_copy(const struct bench_options *o);
+
+#endif /* DAO_BENCH_H */

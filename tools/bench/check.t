@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# dao-bench keeps working: both measurements run at a small size and print
+# well-formed JSON with the documented keys, and bad arguments are refused.
+# No figure is checked: performance is never asserted (TAP, run by prove).
+set -u
+
+bin=${DAO_BENCH:-build/bin/dao-bench}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n_test=0
+failed=0
+
+ok() {
+	n_test=$((n_test + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n_test - $2"
+	else
+		echo "not ok $n_test - $2"
+		failed=1
+	fi
+}
+
+# json FILE EXPR: evaluate a Perl expression over the decoded value $j.
+json() {
+	perl -MJSON::PP -e '
+		local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>);
+		my $v = eval $ARGV[1]; die $@ if $@; exit($v ? 0 : 1);' "$1" "$2" 2>/dev/null
+}
+
+"$bin" overhead --json --kernels 2000 >"$tmp/overhead.json" 2>"$tmp/overhead.err"
+ok $? "overhead --json runs"
+json "$tmp/overhead.json" '
+	ref($j) eq "ARRAY" && @$j == 2 && $j->[0]{live_buffers} == 1000 &&
+	$j->[1]{live_buffers} == 1000000 &&
+	!grep { !($_->{ns_per_kernel} > 0 && $_->{ns_per_kernel_sync} > 0 &&
+		  $_->{ns_per_call} > 0) } @$j'
+ok $? "overhead --json: one row per live-buffer count, with ns_per_kernel"
+test ! -s "$tmp/overhead.err"
+ok $? "overhead: operands stayed resident (no warning)"
+
+"$bin" copy --json --buffer-bytes 1M --buffers 4 --rounds 2 >"$tmp/copy.json" 2>"$tmp/copy.err"
+ok $? "copy --json runs (and the data came back unchanged)"
+# 4 buffers cycled through 2 slots under LRU: every kernel misses, so each
+# timed run of 2 rounds fetches 8 MiB, and with rw writes back as much.
+json "$tmp/copy.json" '
+	ref($j) eq "ARRAY" && @$j == 2 &&
+	$j->[0]{pattern} eq "writeback+fetch" && $j->[0]{h2d_bytes} == 8 << 20 &&
+	$j->[0]{d2h_bytes} == 8 << 20 &&
+	$j->[1]{pattern} eq "fetch" && $j->[1]{h2d_bytes} == 8 << 20 && $j->[1]{d2h_bytes} == 0 &&
+	!grep { !($_->{gbps} > 0 && $_->{memcpy_gbps} > 0 && $_->{ratio} > 0) } @$j'
+ok $? "copy --json: bytes moved are those of a miss on every kernel"
+
+refuse() {
+	"$bin" "$@" >"$tmp/r.out" 2>"$tmp/r.err"
+	ok "$(test $? = 2 && test ! -s "$tmp/r.out" && test -s "$tmp/r.err"; echo $?)" \
+		"refused with a reason: ${*:-no arguments}"
+}
+refuse
+refuse nope
+refuse overhead --bogus
+refuse overhead --kernels 0
+refuse overhead --kernels x
+refuse overhead --buffers 4
+refuse copy --kernels 5
+refuse copy --buffers 1
+refuse copy --buffer-bytes 0
+refuse copy --buffer-bytes 2T
+refuse copy --rounds
+refuse copy extra
+
+echo "1..$n_test"
+exit $failed

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dao-bench - figures about libdao itself (not a test: it asserts nothing
+ * about speed). Subcommands: overhead, copy.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dao-bench overhead [--json] [--kernels N]\n"
+		"       dao-bench copy [--json] [--buffer-bytes B] [--buffers N] [--rounds R]\n"
+		"\n"
+		"overhead  ns per empty kernel with 4 resident operands, with 10^3 and 10^6\n"
+		"          live buffers, beside a plain function call (N kernels per row,\n"
+		"          default 1000000)\n"
+		"copy      write-back and fetch throughput through libdao against memcpy:\n"
+		"          N buffers of B bytes (default 8 of 64M) cycled R times (default 4)\n"
+		"          through a budget that holds half of them\n");
+}
+
+static int parse_count(const char *opt, const char *text, uint64_t lo, uint64_t hi,
+		       uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || errno || *end || v < lo || v > hi) {
+		fprintf(stderr, "dao-bench: %s: '%s' is not an integer in [%llu, %llu]\n", opt,
+			text, (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int only_for(const char *opt, const char *sub, bool applies)
+{
+	if (!applies)
+		fprintf(stderr, "dao-bench: %s applies to '%s' only\n", opt, sub);
+	return !applies;
+}
+
+static int parse_bytes(const char *opt, const char *text, uint64_t lo, uint64_t hi,
+		       uint64_t *out)
+{
+	if (dao_parse_size(text, out) != DAO_OK || *out < lo || *out > hi) {
+		fprintf(stderr, "dao-bench: %s: '%s' is not a size in [%llu, %llu] bytes\n", opt,
+			text, (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_JSON = 1, O_KERNELS, O_BUFFER_BYTES, O_BUFFERS, O_ROUNDS, O_HELP };
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, O_JSON },
+		{ "kernels", required_argument, NULL, O_KERNELS },
+		{ "buffer-bytes", required_argument, NULL, O_BUFFER_BYTES },
+		{ "buffers", required_argument, NULL, O_BUFFERS },
+		{ "rounds", required_argument, NULL, O_ROUNDS },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bench_options o = {
+		.kernels = 1000000, .buffer_bytes = 64u << 20, .buffers = 8, .rounds = 4,
+	};
+	bool is_overhead, is_copy;
+	int c, err = 0;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	is_overhead = strcmp(argv[1], "overhead") == 0;
+	is_copy = strcmp(argv[1], "copy") == 0;
+	if (!is_overhead && !is_copy) {
+		fprintf(stderr, "dao-bench: unknown subcommand '%s'\n", argv[1]);
+		usage(stderr);
+		return 2;
+	}
+	opterr = 0;
+	optind = 2;
+	while (!err && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_JSON:
+			o.json = true;
+			break;
+		case O_KERNELS:
+			err = only_for("--kernels", "overhead", is_overhead) ||
+			      parse_count("--kernels", optarg, 1, UINT64_C(1) << 32, &o.kernels);
+			break;
+		case O_BUFFER_BYTES:
+			/* At most 1 TiB: buffers x bytes must not overflow. */
+			err = only_for("--buffer-bytes", "copy", is_copy) ||
+			      parse_bytes("--buffer-bytes", optarg, 1, UINT64_C(1) << 40,
+					  &o.buffer_bytes);
+			break;
+		case O_BUFFERS:
+			err = only_for("--buffers", "copy", is_copy) ||
+			      parse_count("--buffers", optarg, 2, 4096, &o.buffers);
+			break;
+		case O_ROUNDS:
+			err = only_for("--rounds", "copy", is_copy) ||
+			      parse_count("--rounds", optarg, 1, 1u << 20, &o.rounds);
+			break;
+		case O_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			/* getopt_long sets optopt to the option's value when its
+			 * argument is missing, to 0 when it is unknown. */
+			fprintf(stderr, "dao-bench: %s '%s'\n",
+				optopt ? "missing value for" : "unknown option", argv[optind - 1]);
+			err = 1;
+		}
+	}
+	if (!err && optind < argc) {
+		fprintf(stderr, "dao-bench: unexpected argument '%s'\n", argv[optind]);
+		err = 1;
+	}
+	if (err) {
+		usage(stderr);
+		return 2;
+	}
+	return is_overhead ? bench_overhead(&o) : bench_copy(&o);
+}

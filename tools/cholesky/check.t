@@ -1,0 +1,135 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# End-to-end checks of dao-cholesky (TAP, run by prove from `make check`):
+# the factor is right and bit-identical to an unlimited run at the tightest
+# budgets, and every bad input is refused with exit status 2 and a reason.
+set -u
+
+bin=${DAO_CHOLESKY:-build/bin/dao-cholesky}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n_test=0
+failed=0
+
+ok() {
+	n_test=$((n_test + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n_test - $2"
+	else
+		echo "not ok $n_test - $2"
+		failed=1
+	fi
+}
+
+# json FILE EXPR: evaluate a Perl expression over the decoded object $j.
+json() {
+	perl -MJSON::PP -e '
+		local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>);
+		my $v = eval $ARGV[1]; die $@ if $@; print $v ? "1" : "0";' "$1" "$2"
+}
+
+# run NAME ARGS...: run the tool, keep stdout, stderr and the status.
+run() {
+	local name=$1
+	shift
+	"$bin" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	echo $? >"$tmp/$name.rc"
+}
+
+rc_of() { cat "$tmp/$1.rc"; }
+
+# A factorisation that must succeed, agree bit for bit with the unlimited
+# run and move data both ways; $2 is the budget in bytes, $3.. more options.
+check_tight() {
+	local name=$1 budget=$2
+	shift 2
+	run "$name" --json --compare "$@" --budget "$budget"
+	ok "$(test "$(rc_of "$name")" = 0; echo $?)" "$name: exit status 0"
+	ok "$(test "$(json "$tmp/$name.out" '$j->{passed} && $j->{identical}')" = 1; echo $?)" \
+		"$name: residual below the bound, factor identical to the unlimited run"
+	ok "$(test "$(json "$tmp/$name.out" "\$j->{budget_bytes} == $budget")" = 1; echo $?)" \
+		"$name: the budget in force is the one asked for"
+	ok "$(test "$(json "$tmp/$name.out" \
+		'$j->{h2d_bytes} > 0 && $j->{d2h_bytes} > 0 && $j->{evictions} > 0 &&
+		 $j->{peak_device_bytes} <= $j->{budget_bytes}')" = 1; echo $?)" \
+		"$name: data moved both ways, peak within the budget"
+	ok "$(test "$(json "$tmp/$name.out" \
+		'$j->{compare}{evictions} == 0 && $j->{compare}{residual} == $j->{residual}')" = 1; \
+		echo $?)" "$name: the unlimited run evicts nothing, same residual"
+}
+
+# 256 = 8 x 8 tiles of order 32 (8192 bytes): a kernel needs at most 3 tiles.
+tile_bytes=$((32 * 32 * 8))
+min=$((3 * tile_bytes))
+check_tight tight-default $min --n 256 --tile 32
+for policy in dao belady lru fifo; do
+	check_tight "tight-$policy" $min --n 256 --tile 32 --policy "$policy"
+done
+check_tight tight-lookahead1 $min --n 256 --tile 32 --lookahead 1
+check_tight tight-seed $((min + tile_bytes)) --n 256 --tile 32 --seed 12345
+# 100 is not a multiple of 24: padded to 120 = 5 x 5 tiles.
+check_tight padded $((3 * 24 * 24 * 8)) --n 100 --tile 24
+ok "$(test "$(json "$tmp/padded.out" '$j->{padded_n} == 120 && $j->{tiles} == 15')" = 1; \
+	echo $?)" "padded: n 100 in tiles of 24 is padded to 120, 15 tiles held"
+
+# Fewer than three tile columns need fewer tiles per kernel.
+run one-tile --json --n 40 --tile 40 --budget $((40 * 40 * 8))
+ok "$(test "$(rc_of one-tile)" = 0 && test "$(json "$tmp/one-tile.out" '$j->{passed}')" = 1; \
+	echo $?)" "one tile column runs in a budget of one tile"
+run two-tiles --json --n 64 --tile 32 --budget $((2 * tile_bytes))
+ok "$(test "$(rc_of two-tiles)" = 0 && test "$(json "$tmp/two-tiles.out" '$j->{passed}')" = 1; \
+	echo $?)" "two tile columns run in a budget of two tiles"
+
+# A percentage is of the bytes of the tiles held (36 tiles here).
+run percent --json --n 256 --tile 32 --budget 25%
+ok "$(test "$(rc_of percent)" = 0 && test "$(json "$tmp/percent.out" \
+	"\$j->{matrix_bytes} == 36 * $tile_bytes && \$j->{budget_bytes} == int(36 * $tile_bytes / 4)")" = 1; \
+	echo $?)" "--budget 25% is a quarter of the bytes of the tiles held"
+
+# Text output carries the verdict.
+run text --n 128 --tile 32 --budget $min --compare
+ok "$(test "$(rc_of text)" = 0 && grep -q '^check: passed$' "$tmp/text.out" &&
+	grep -q 'bit-identical' "$tmp/text.out"; echo $?)" "text output says the check passed"
+
+# Refusals: exit status 2, a reason on stderr, nothing on stdout.
+refuse() {
+	local name=$1 pattern=$2
+	shift 2
+	run "$name" "$@"
+	ok "$(test "$(rc_of "$name")" = 2 && test ! -s "$tmp/$name.out" &&
+		grep -qi -- "$pattern" "$tmp/$name.err"; echo $?)" \
+		"refused with a reason: $*"
+}
+refuse small-budget "too small" --n 256 --tile 32 --budget $((min - 1))
+refuse small-percent "too small" --n 256 --tile 32 --budget 1%
+refuse small-two "too small" --n 64 --tile 32 --budget $((2 * tile_bytes - 1))
+refuse n-zero "--n" --n 0 --tile 32 --budget 1M
+refuse n-junk "--n" --n abc --tile 32 --budget 1M
+refuse n-negative "--n" --n -5 --tile 32 --budget 1M
+refuse n-trailing "--n" --n 12x --tile 4 --budget 1M
+refuse n-overflow "--n" --n 99999999999999999999999 --tile 32 --budget 1M
+refuse tile-zero "--tile" --n 64 --tile 0 --budget 1M
+refuse tile-large "larger than" --n 64 --tile 65 --budget 1M
+refuse budget-zero "--budget" --n 64 --tile 32 --budget 0
+refuse budget-junk "--budget" --n 64 --tile 32 --budget 12x
+refuse budget-pct-zero "--budget" --n 64 --tile 32 --budget 0%
+refuse budget-pct-big "--budget" --n 64 --tile 32 --budget 1001%
+refuse budget-pct-junk "--budget" --n 64 --tile 32 --budget 1e2%
+refuse budget-pct-bare "--budget" --n 64 --tile 32 --budget %
+refuse policy "policy" --n 64 --tile 32 --budget 1M --policy nope
+refuse lookahead-zero "--lookahead" --n 64 --tile 32 --budget 1M --lookahead 0
+refuse lookahead-big "--lookahead" --n 64 --tile 32 --budget 1M --lookahead 65537
+refuse threads-zero "--threads" --n 64 --tile 32 --budget 1M --threads 0
+refuse seed-junk "--seed" --n 64 --tile 32 --budget 1M --seed x
+refuse unknown "unknown option" --n 64 --tile 32 --budget 1M --bogus
+refuse no-value "needs a value" --n 64 --tile 32 --budget
+refuse positional "unexpected" --n 64 --tile 32 --budget 1M extra
+refuse missing "required" --n 64 --tile 32
+
+# A malformed DAO_* variable is a bad input too (libdao names it).
+DAO_POLICY=nope "$bin" --n 64 --tile 32 --budget 1M >"$tmp/env.out" 2>"$tmp/env.err"
+ok "$(test $? = 2 && test ! -s "$tmp/env.out" && grep -q DAO_POLICY "$tmp/env.err"; echo $?)" \
+	"refused with a reason: DAO_POLICY=nope"
+
+echo "1..$n_test"
+exit $failed

@@ -1,0 +1,29 @@
+# dao-cholesky: the out-of-core tiled Cholesky job (tools/cholesky/).
+# Tile kernels come from Debian's LAPACKE and OpenBLAS.
+
+CHOL_SRCS := $(sort $(wildcard tools/cholesky/*.c))
+CHOL_OBJS := $(patsubst tools/cholesky/%.c,$(BUILD)/rel/obj/tools/cholesky/%.o,$(CHOL_SRCS))
+CHOL_BIN  := $(BUILD)/bin/dao-cholesky
+CHOL_LIBS := -llapacke -lopenblas -lm
+
+$(BUILD)/rel/obj/tools/cholesky/%.o: tools/cholesky/%.c
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,rel) -MMD -MP -c $< -o $@
+
+$(CHOL_BIN): $(CHOL_OBJS) $(LIBDAO_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(CHOL_OBJS) $(LIBDAO_A) $(call ldflags,rel) $(CHOL_LIBS)
+
+all: $(CHOL_BIN)
+
+# End-to-end checks of the tool: results at tight budgets, refusals.
+.PHONY: check-cholesky install-cholesky
+check-cholesky: $(CHOL_BIN)
+	DAO_CHOLESKY=$(CHOL_BIN) prove -f --exec bash tools/cholesky/check.t
+
+CHECK_EXTRA += check-cholesky
+
+install: install-cholesky
+install-cholesky: $(CHOL_BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(CHOL_BIN) $(DESTDIR)$(PREFIX)/bin/dao-cholesky

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dao-cholesky - an out-of-core tiled Cholesky factorisation through libdao:
+ * the main job dao is built for, and its end-to-end check.
+ */
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "factor.h"
+#include "matrix.h"
+#include "options.h"
+#include "report.h"
+
+/*
+ * LAPACK's own test programs accept a Cholesky factor when
+ * ||A - L L^T|| / (||A|| n eps) < 30; we print the plain scaled residual
+ * and hold it to the same bound.
+ */
+#define CHOL_RESIDUAL_RATIO 30.0
+
+static double residual_of(const struct chol_problem *p, const double *l, double *scratch,
+			  int kernel_threads)
+{
+	double r;
+
+	/* The check is one large dsyrk: all cores help. No libdao context is
+	 * open now, so no tile kernel shares the OpenBLAS setting. */
+	openblas_set_num_threads(openblas_get_num_procs());
+	r = chol_residual(p, l, scratch);
+	openblas_set_num_threads(kernel_threads);
+	return r;
+}
+
+static int resolve_budget(const struct chol_options *o, const struct chol_problem *p,
+			  uint64_t matrix_bytes, uint64_t *budget)
+{
+	uint64_t need = chol_min_budget(p);
+
+	if (o->budget_is_percent)
+		*budget = (uint64_t)((double)matrix_bytes * o->budget_percent / 100.0);
+	else
+		*budget = o->budget_bytes;
+	if (*budget < need) {
+		uint64_t tiles = p->nt < 3 ? p->nt : 3;
+
+		fprintf(stderr,
+			"dao-cholesky: a budget of %llu bytes is too small: one kernel needs "
+			"%llu tiles of %llu bytes (%llu bytes%s, %.2f%% of the %llu-byte matrix)\n",
+			(unsigned long long)*budget, (unsigned long long)tiles,
+			(unsigned long long)chol_tile_bytes(p), (unsigned long long)need,
+			need != tiles * chol_tile_bytes(p) ? " in libdao's 256-byte granules" : "",
+			100.0 * (double)need / (double)matrix_bytes,
+			(unsigned long long)matrix_bytes);
+		return CHOL_EXIT_USAGE;
+	}
+	return CHOL_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct chol_run_result budgeted = { 0 }, unlimited = { 0 };
+	struct chol_report rep = { 0 };
+	struct chol_options o;
+	struct chol_problem p = { 0 };
+	struct chol_run_config rc;
+	double *scratch = NULL;
+	bool help;
+	int ret;
+
+	ret = chol_parse_options(argc, argv, &o, &help);
+	if (ret || help)
+		return ret;
+	/* Measured on tiles of 256 to 1024 (Documentation/benchmarks.md):
+	 * one thread per tile kernel is the default. */
+	openblas_set_num_threads(o.threads);
+
+	if (chol_problem_init(&p, o.n, o.tile, o.seed)) {
+		fprintf(stderr, "dao-cholesky: out of memory for a %llu x %llu matrix\n",
+			(unsigned long long)o.n, (unsigned long long)o.n);
+		return CHOL_EXIT_FAILED;
+	}
+	rep.p = &p;
+	rep.matrix_bytes = chol_tile_count(&p) * chol_tile_bytes(&p);
+	rep.threshold = CHOL_RESIDUAL_RATIO * (double)p.n * DBL_EPSILON;
+
+	rc = (struct chol_run_config){ .policy = o.policy, .lookahead = o.lookahead };
+	ret = resolve_budget(&o, &p, rep.matrix_bytes, &rc.budget);
+	if (ret)
+		goto out;
+	scratch = chol_matrix_alloc(&p);
+	if (!scratch) {
+		fprintf(stderr, "dao-cholesky: out of memory for the residual check\n");
+		ret = CHOL_EXIT_FAILED;
+		goto out;
+	}
+
+	ret = chol_factor(&p, &rc, &budgeted);
+	if (ret)
+		goto out;
+	rep.budgeted = (struct chol_outcome){ &budgeted,
+					      residual_of(&p, budgeted.l, scratch, o.threads) };
+	rep.passed = rep.budgeted.residual < rep.threshold;
+
+	if (o.compare) {
+		/* Room for every tile: nothing is ever evicted. */
+		rc.budget = chol_min_budget(&p) / (p.nt < 3 ? p.nt : 3) * chol_tile_count(&p);
+		ret = chol_factor(&p, &rc, &unlimited);
+		if (ret)
+			goto out;
+		rep.unlimited = (struct chol_outcome){
+			&unlimited, residual_of(&p, unlimited.l, scratch, o.threads)
+		};
+		rep.identical = memcmp(budgeted.l, unlimited.l,
+				       p.npad * p.npad * sizeof(double)) == 0;
+		rep.passed = rep.passed && rep.unlimited.residual < rep.threshold &&
+			     rep.identical;
+	}
+
+	if (o.json)
+		chol_report_json(stdout, &rep);
+	else
+		chol_report_text(stdout, &rep);
+	ret = rep.passed ? CHOL_EXIT_OK : CHOL_EXIT_WRONG;
+out:
+	free(budgeted.l);
+	free(unlimited.l);
+	free(scratch);
+	chol_problem_free(&p);
+	return ret;
+}

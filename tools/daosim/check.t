@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# End-to-end checks of daosim (TAP, run by prove from `make check`): the
+# table, the JSON document and the SVG for a small trace; every bad input
+# refused with a reason and a non-zero status. Figures are compared with
+# what the same run reports elsewhere, never with numbers written here.
+set -u
+
+bin=${DAOSIM:-build/bin/daosim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+}
+
+# refuse WANT_STATUS PATTERN DESCRIPTION ARGS...: fails with that status and
+# says PATTERN on stderr.
+refuse() {
+	local want=$1 pat=$2 what=$3
+	shift 3
+	"$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+	local st=$?
+	[ "$st" -eq "$want" ] && grep -q -- "$pat" "$tmp/err"
+	ok $? "refuses $what (status $st: $(head -c 150 "$tmp/err" | tr '\n' ' '))"
+}
+
+# json EXPR: evaluate a Perl expression over the decoded $tmp/j.json as $j.
+json() {
+	perl -MJSON::PP -e '
+		local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>);
+		my $v = eval $ARGV[1]; die $@ if $@; print $v ? "1" : "0";' "$tmp/j.json" "$1"
+}
+
+cat >"$tmp/small.trace" <<'T'
+dao-trace 1
+# a cyclic pattern: three buffers read twice
+b 1 1048576 input
+b 2 1048576 input
+b 3 1048576 input
+b 4 1048576 act
+k k0 1000000 r=1 w=4 rw=-
+k k1 1000000 r=2 w=- rw=4
+k k2 1000000 r=3,4 w=- rw=-
+k k3 1000000 r=1 w=- rw=-
+k k4 1000000 r=2 w=- rw=-
+k k5 1000000 r=3 w=- rw=-
+T
+
+"$bin" --policy all --budget 50% "$tmp/small.trace" >"$tmp/table" 2>"$tmp/err"
+ok $? "table for all policies"
+for p in dao belady lru fifo; do
+	grep -Eq "^  $p +[0-9]" "$tmp/table"
+	ok $? "table has a row for $p"
+done
+grep -q "LP h2d" "$tmp/table"
+ok $? "table shows the LP bounds"
+
+"$bin" --policy all --budget 2M --json --plot "$tmp/p.svg" "$tmp/small.trace" >"$tmp/j.json" 2>"$tmp/err"
+ok $? "--json and --plot"
+[ "$(json 'scalar @{$j->{traces}} == 1 && scalar @{$j->{traces}[0]{policies}} == 4')" = 1 ]
+ok $? "JSON: one trace, four policies"
+[ "$(json 'my $t = $j->{traces}[0]; $t->{budget_bytes} == 2097152 && !defined $t->{budget_percent}')" = 1 ]
+ok $? "JSON: a byte budget is kept as given"
+[ "$(json 'my $t = $j->{traces}[0]; $t->{peak_live_bytes} > 0 && $t->{max_kernel_bytes} > 0 && $t->{lp_bound_h2d_bytes} >= $t->{compulsory_bytes}')" = 1 ]
+ok $? "JSON: trace fields present and LP >= compulsory"
+[ "$(json 'my $t = $j->{traces}[0]; !grep { $_->{h2d_bytes} < $t->{lp_bound_h2d_bytes} || $_->{d2h_bytes} < $t->{lp_bound_d2h_bytes} || $_->{modeled_ns} < $t->{compute_ns} } @{$t->{policies}}')" = 1 ]
+ok $? "JSON: no policy beats the bounds"
+[ "$(json 'my $t = $j->{traces}[0]; !grep { !defined $_->{h2d_ratio_to_lp} || abs($_->{h2d_ratio_to_lp} - $_->{h2d_bytes} / $t->{lp_bound_h2d_bytes}) > 1e-6 } @{$t->{policies}}')" = 1 ]
+ok $? "JSON: ratios agree with the byte counts"
+head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</svg>$'
+ok $? "SVG written"
+[ "$(grep -c 'class="t">' "$tmp/p.svg")" -eq 5 ]
+ok $? "SVG: a title and one panel per policy"
+if command -v xmllint >/dev/null; then
+	xmllint --noout "$tmp/p.svg"
+	ok $? "SVG is well-formed XML"
+fi
+
+"$bin" --budget 50% "$tmp/small.trace" --budget 100% >"$tmp/t100" 2>&1
+grep -q "budget 4.000 MiB\|(100%)" "$tmp/t100"
+ok $? "the last --budget wins"
+
+# refusals
+refuse 2 "no trace given" "no trace"
+refuse 2 "percentage must be in" "a percentage over 100" --budget 150% "$tmp/small.trace"
+refuse 2 "percentage must be in" "a zero percentage" --budget 0% "$tmp/small.trace"
+refuse 2 "expected bytes" "a malformed budget" --budget 12Q "$tmp/small.trace"
+refuse 2 "expected dao, belady" "an unknown policy" --policy random "$tmp/small.trace"
+refuse 2 "expected 1..65536" "lookahead 0" --lookahead 0 "$tmp/small.trace"
+refuse 2 "expected 1..65536" "a negative lookahead" --lookahead -3 "$tmp/small.trace"
+refuse 2 "not a preset" "an unknown device" --device v100 "$tmp/small.trace"
+refuse 2 "unknown or incomplete option" "an unknown option" --frobnicate "$tmp/small.trace"
+refuse 1 "smaller than the largest kernel" "a budget below the largest kernel" --budget 1M "$tmp/small.trace"
+refuse 1 "No such file" "a missing trace" "$tmp/none.trace"
+printf 'dao-trace 1\nb 1 10\nb 1 10\n' >"$tmp/bad.trace"
+refuse 1 "line 3: buffer 1 declared twice" "a malformed trace, with its line" "$tmp/bad.trace"
+printf 'name x\nh2d_gbps 1\n' >"$tmp/dev"
+refuse 2 "missing keys" "an incomplete device file" --device "$tmp/dev" "$tmp/small.trace"
+refuse 1 "p.svg" "an unwritable plot" --plot "$tmp/nodir/p.svg" "$tmp/small.trace"
+
+# a device file is used as given
+printf 'name slow\nh2d_gbps 1\nd2h_gbps 1\ntflops 1\nmem_gbps 10\nmemory_gib 1\nlaunch_ns 1000\n' >"$tmp/dev"
+"$bin" --device "$tmp/dev" --json "$tmp/small.trace" >"$tmp/j.json" 2>"$tmp/err"
+ok $? "runs with a device file"
+[ "$(json '$j->{device}{name} eq "slow" && $j->{device}{h2d_bytes_per_s} == 1e9 && $j->{device}{launch_ns} == 1000')" = 1 ]
+ok $? "JSON reports the device file's model"
+
+echo "1..$n"

@@ -1,0 +1,54 @@
+# daosim: replay dao-traces through libdao's policy on a modeled device,
+# with LP lower bounds from GLPK (tools/daosim/, Documentation/daosim.md).
+#
+# Everything but main.c also goes into a per-variant libdaosim.a that the
+# unit tests link (GLPK stays out of libdao.so).
+
+DAOSIM_SRCS := $(sort $(wildcard tools/daosim/*.c))
+DAOSIM_LIB_SRCS := $(filter-out tools/daosim/main.c,$(DAOSIM_SRCS))
+DAOSIM_BIN  := $(BUILD)/bin/daosim
+DAOSIM_LIBS := -lglpk -lm
+
+define daosim_variant
+$(BUILD)/$(1)/obj/tools/daosim/%.o: tools/daosim/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(call cflags,$(1)) -Itools/daosim -MMD -MP -c $$< -o $$@
+
+$(BUILD)/$(1)/lib/libdaosim.a: $(patsubst tools/daosim/%.c,$(BUILD)/$(1)/obj/tools/daosim/%.o,$(DAOSIM_LIB_SRCS))
+	@mkdir -p $$(@D)
+	rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach v,rel asan,$(eval $(call daosim_variant,$(v))))
+
+$(DAOSIM_BIN): $(BUILD)/rel/obj/tools/daosim/main.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
+
+all: $(DAOSIM_BIN)
+
+# Unit tests that use daosim's pieces: the variant's libdaosim.a, found
+# from the test's own path (build/VARIANT/tests/NAME), then libdao.a again
+# (the link line names it before these) and GLPK.
+daosim_variant_dir = $(patsubst %/tests/,%,$(dir $@))
+daosim_test_libs = $(daosim_variant_dir)/lib/libdaosim.a $(daosim_variant_dir)/lib/libdao.a \
+	$(DAOSIM_LIBS)
+DAOSIM_TESTS := test_lp_bound test_sim_replay test_sim_backend_match
+$(foreach t,$(DAOSIM_TESTS),$(eval LIBS_$(t) = $$(daosim_test_libs)))
+$(foreach v,rel asan,$(foreach t,$(DAOSIM_TESTS),\
+	$(eval $(BUILD)/$(v)/tests/$(t): $(BUILD)/$(v)/lib/libdaosim.a)))
+
+# End-to-end checks of the command line.
+.PHONY: check-daosim install-daosim
+check-daosim: $(DAOSIM_BIN)
+	DAOSIM=$(DAOSIM_BIN) TRACES=$(abspath ../shared/traces) prove -f --exec bash tools/daosim/check.t
+
+CHECK_EXTRA += check-daosim
+
+install: install-daosim
+install-daosim: $(DAOSIM_BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(DAOSIM_BIN) $(DESTDIR)$(PREFIX)/bin/daosim
+
+# The trace reader's fuzzer (rules in tests/fuzz/fuzz.mk).
+include tests/fuzz/fuzz.mk

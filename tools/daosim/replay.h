@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * replay.h - drive libdao's real executor and policy with a trace.
+ */
+#ifndef DAOSIM_REPLAY_H
+#define DAOSIM_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dao.h"
+#include "profile.h"
+#include "sim.h"
+#include "trace.h"
+
+struct replay_opts {
+	dao_policy policy;
+	uint32_t lookahead; /* 0: libdao's default */
+	uint64_t budget;
+};
+
+struct replay_result {
+	dao_stats stats;
+	struct dao_sim_result sim; /* zero unless the backend was the simulator */
+	struct dao_sim_span *spans; /* owned copy of sim.spans (plots), or NULL */
+	size_t nspans;
+	char err[256]; /* why it failed */
+};
+
+/*
+ * Replay t on backend be (which the call consumes: the context owns it).
+ * Buffers are created at first use and released at their 'f' record, or
+ * right after their last access when the trace never frees them.
+ * When is_sim, the simulator's timeline is collected too (spans when
+ * record_spans was set at its creation).
+ */
+dao_status replay_on_backend(const struct dao_trace *t, const struct trace_profile *p,
+			     const struct replay_opts *o, struct dao_backend *be, int is_sim,
+			     struct replay_result *out);
+
+/* Replay on a fresh simulated device with model m. */
+dao_status replay_sim(const struct dao_trace *t, const struct trace_profile *p,
+		      const struct replay_opts *o, const struct dao_sim_model *m, int record_spans,
+		      struct replay_result *out);
+
+void replay_result_free(struct replay_result *r);
+
+#endif /* DAOSIM_REPLAY_H */

@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The documented examples build and run, the documentation shows them as
+# they are, and `make install` gives a tree that a program links against
+# with pkg-config (TAP, run by prove from `make check`).
+set -u
+
+build=${BUILD:-build}
+make=${MAKE:-make}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n_test=0
+failed=0
+
+ok() {
+	n_test=$((n_test + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n_test - $2"
+	else
+		echo "not ok $n_test - $2"
+		failed=1
+	fi
+}
+
+for src in tools/examples/*.c; do
+	name=$(basename "$src" .c)
+	"$build/bin/dao-example-$name" >"$tmp/$name.out" 2>&1
+	ok $? "example $name runs and checks its own result"
+	# Documentation/*.md embeds it after a line "<!-- example: PATH -->".
+	doc=$(grep -l -- "<!-- example: $src -->" Documentation/*.md | head -1)
+	if [ -n "$doc" ]; then
+		awk -v mark="<!-- example: $src -->" '
+			$0 == mark { found = 1; next }
+			found == 1 && /^```/ { found = 2; next }
+			found == 2 && /^```/ { exit }
+			found == 2 { print }' "$doc" >"$tmp/$name.doc"
+		cmp -s "$src" "$tmp/$name.doc"
+		ok $? "example $name: $doc shows the source as it is"
+	else
+		ok 1 "example $name: no Documentation/*.md embeds it"
+	fi
+done
+
+# Every status of dao.h, with its value, is in the documented table.
+sed -n '/^typedef enum dao_status {/,/^} dao_status;/p' libdao/include/dao.h |
+	sed -n -E 's/^[[:space:]]*(DAO_[A-Z_]+) = ([0-9]+).*/| \2 | `\1` |/p' >"$tmp/status.want"
+missing=$(grep -v -F -f <(grep -o -E '^\| [0-9]+ \| `DAO_[A-Z_]+` \|' Documentation/libdao.md) \
+	"$tmp/status.want")
+test -s "$tmp/status.want" && test -z "$missing"
+ok $? "Documentation/libdao.md lists every status code of dao.h${missing:+ (missing: $missing)}"
+
+dest=$tmp/dest
+prefix=/usr/local
+$make -s install DESTDIR="$dest" PREFIX=$prefix BUILD="$build" >"$tmp/install.log" 2>&1
+ok $? "make install DESTDIR=... PREFIX=$prefix"
+for f in include/dao.h lib/libdao.a lib/libdao.so lib/pkgconfig/dao.pc bin/dao-cholesky \
+	bin/dao-bench; do
+	test -e "$dest$prefix/$f"
+	ok $? "installed $prefix/$f"
+done
+soname=$(readelf -d "$dest$prefix/lib/libdao.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+test -n "$soname" && test -e "$dest$prefix/lib/$soname"
+ok $? "libdao.so has a soname ($soname) and it is installed"
+
+export PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$dest$prefix/lib/pkgconfig
+# shellcheck disable=SC2046
+cc -std=gnu11 -Wall -Wextra -Werror tools/examples/axpy.c -o "$tmp/axpy-installed" \
+	$(pkg-config --cflags --libs dao) >"$tmp/cc.log" 2>&1
+ok $? "an example builds against the installed tree with pkg-config dao"
+LD_LIBRARY_PATH=$dest$prefix/lib "$tmp/axpy-installed" >/dev/null 2>&1
+ok $? "and runs against the installed libdao.so"
+# shellcheck disable=SC2046
+cc -std=gnu11 tools/examples/axpy.c -o "$tmp/axpy-static" \
+	$(pkg-config --cflags dao) "$dest$prefix/lib/libdao.a" $(pkg-config --static --libs-only-l dao | sed 's/-ldao//') >"$tmp/cc-static.log" 2>&1 &&
+	"$tmp/axpy-static" >/dev/null 2>&1
+ok $? "an example links statically with libdao.a and pkg-config --static"
+
+echo "1..$n_test"
+exit $failed
