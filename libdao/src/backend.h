@@ -84,6 +84,12 @@ struct dao_backend_ops {
 	 * start (0 if none); read right after kernel(). */
 	uint64_t (*last_stall_ns)(struct dao_backend *be);
 	void (*destroy)(struct dao_backend *be);
+	/* Unified backends only (NULL otherwise): the contents of the host
+	 * range [host, host + len) are dead; make its pages resident on the
+	 * device (engine H2D) or on the host (D2H) without moving its bytes,
+	 * after fence `after`. Returns its sequence number on e. */
+	uint64_t (*discard)(struct dao_backend *be, enum dao_engine e, void *host, uint64_t len,
+			    const dao_fence *after);
 };
 
 struct dao_backend {
@@ -94,6 +100,14 @@ struct dao_backend {
 	uint64_t arena_bytes;   /* the budget the arena spans */
 	uint64_t align;         /* arena allocation granularity (power of two, >= 1) */
 	bool contiguous;        /* each buffer needs one contiguous range of the arena */
+	/*
+	 * The device copy and the host copy are one allocation (CUDA managed
+	 * memory): a kernel's pointer is the host copy + offset, dev_ptr() is
+	 * unused, copy() migrates the host range (dev_off is only the
+	 * budget's bookkeeping), dropping a resident buffer migrates it back
+	 * unless its contents are dead, which discard() lets go.
+	 */
+	bool unified;
 };
 
 /* Constructors. Each returns a backend whose arena spans `budget` bytes. */

@@ -100,7 +100,7 @@ static dao_status model_line(char *line, struct dao_sim_model *m, unsigned *seen
 			     size_t whylen)
 {
 	static const char *const keys[] = { "name",     "h2d_gbps",  "d2h_gbps",  "tflops",
-					    "mem_gbps", "launch_ns", "memory_gib" };
+					    "mem_gbps", "launch_ns", "memory_gib", "contiguous" };
 	char *save, *key, *val, *extra;
 	double v = 0;
 	unsigned k;
@@ -132,6 +132,14 @@ static dao_status model_line(char *line, struct dao_sim_model *m, unsigned *seen
 			return DAO_ERR_FORMAT;
 		}
 		strcpy(m->name, val);
+		return DAO_OK;
+	}
+	if (k == 7) {
+		if (strcmp(val, "0") && strcmp(val, "1")) {
+			snprintf(why, whylen, "contiguous must be 0 or 1, not '%.40s'", val);
+			return DAO_ERR_FORMAT;
+		}
+		m->contiguous = val[0] == '1';
 		return DAO_OK;
 	}
 	if (k == 5) {
@@ -171,7 +179,7 @@ static dao_status model_line(char *line, struct dao_sim_model *m, unsigned *seen
 dao_status dao_sim_model_load(const char *path, struct dao_sim_model *out, char *err,
 			      size_t errlen)
 {
-	/* Required keys: all but launch_ns (0 when absent). */
+	/* Required keys: all but launch_ns and contiguous (0 when absent). */
 	const unsigned required = 0x7f & ~(1u << 5);
 	struct dao_sim_model m = { 0 };
 	char line[512], why[160];

@@ -264,8 +264,8 @@ void victim_remove(struct device *d, struct rec *r);
  * comes after limit_seq qualify (prefetch must not evict what is needed sooner). */
 struct rec *victim_pick(struct device *d, uint64_t limit_seq);
 uint64_t victim_next_use(struct device *d, struct rec *r);
-/* Eviction key r will have once the op being executed is done with it. */
-uint64_t victim_key_after(struct device *d, struct rec *r);
+/* Eviction key u's record will have once use u is done. */
+uint64_t victim_key_after(struct device *d, const struct opnd *u);
 
 /* publish.c: residency published for daoctl (shared memory). open and close
  * run with dev->mu not held; tick runs on the executor with dev->mu held

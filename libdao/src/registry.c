@@ -13,6 +13,9 @@
 #include "core.h"
 #include "log.h"
 #include "trace_writer.h"
+#ifdef DAO_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
 
 struct reg_slot {
 	uint32_t gen;
@@ -161,18 +164,42 @@ static dao_status device_create(struct dao_backend *be, const struct resolved_co
 	return DAO_OK;
 }
 
+/* auto: cuda-explicit when a CUDA device is usable, else host; said once
+ * per process. Called with reg_mu held. */
+static dao_backend_kind auto_backend(void)
+{
+	static bool said;
+	dao_backend_kind kind = DAO_BACKEND_HOST;
+
+#ifdef DAO_HAVE_CUDA
+	if (dao_cuda_usable())
+		kind = DAO_BACKEND_CUDA_EXPLICIT;
+#endif
+	if (!said) {
+		if (kind == DAO_BACKEND_HOST)
+			dao_info("backend auto: no usable CUDA device, using the host backend");
+		else
+			dao_info("backend auto: using %s", dao_backend_name(kind));
+		said = true;
+	}
+	return kind;
+}
+
 static dao_status backend_open(const struct resolved_config *rc, struct dao_backend **out)
 {
 	dao_backend_kind kind = rc->backend;
 	uint64_t mem, budget;
 
 	if (kind == DAO_BACKEND_CUDA_MANAGED || kind == DAO_BACKEND_CUDA_EXPLICIT) {
+#ifdef DAO_HAVE_CUDA
+		return dao_backend_cuda_create(kind, rc->device_budget, rc->device_budget_percent,
+					       out);
+#else
 		dao_err("backend %s: this libdao was built without CUDA support",
 			dao_backend_name(kind));
 		return DAO_ERR_BACKEND;
+#endif
 	}
-	if (kind == DAO_BACKEND_AUTO)
-		dao_info("no usable CUDA device: using the host backend");
 	mem = dao_host_memory_bytes();
 	budget = rc->device_budget ? rc->device_budget
 				   : config_percent_of(mem, rc->device_budget_percent);
@@ -228,7 +255,9 @@ dao_status dao_open(const dao_config *cfg, dao_ctx *out)
 	dao_log_set_level(rc.log_level);
 
 	pthread_mutex_lock(&reg_mu);
-	slot = rc.backend == DAO_BACKEND_AUTO ? DAO_BACKEND_HOST : rc.backend;
+	if (rc.backend == DAO_BACKEND_AUTO)
+		rc.backend = auto_backend();
+	slot = rc.backend;
 	if (!(rc.flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
 		uint64_t want = rc.device_budget
 					? rc.device_budget

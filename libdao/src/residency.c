@@ -95,25 +95,38 @@ static uint64_t ahead_cap(const struct device *d)
 	return d->budget / 64;
 }
 
-/* The best victim the running op's operands will be once it is done: a
- * prefetch must not take a worse one now just because those are pinned. */
-static uint64_t pinned_best_key(struct device *d)
+/* How many queued ops a prefetch looks through before deciding. */
+#define PREFETCH_SCAN_OPS 256
+
+static uint64_t best_after(struct device *d, const struct op *op, uint64_t best)
 {
-	struct op *op = d->pinned_op;
-	uint64_t best = 0;
-
-	if (!op)
-		return 0;
 	for (uint32_t i = 0; i < op->nopnd; i++) {
-		struct rec *r = op->opnd[i].rec;
+		const struct opnd *u = &op->opnd[i];
 
-		if (r->pin && r->blk) {
-			uint64_t k = victim_key_after(d, r);
+		if (u->rec->blk) {
+			uint64_t k = victim_key_after(d, u);
 
 			if (k > best)
 				best = k;
 		}
 	}
+	return best;
+}
+
+/*
+ * The best victim that a resident record used before `target` will be once
+ * that use is done (the running op's operands included). Fetching for
+ * target now by evicting a worse victim would be harm Belady would not do
+ * at target's turn: then wait.
+ */
+static uint64_t best_victim_before(struct device *d, const struct op *target)
+{
+	uint64_t best = d->pinned_op ? best_after(d, d->pinned_op, 0) : 0;
+	unsigned n = 0;
+
+	for (const struct op *op = d->qhead; op && op != target && n < PREFETCH_SCAN_OPS;
+	     op = op->next, n++)
+		best = best_after(d, op, best);
 	return best;
 }
 
@@ -146,38 +159,104 @@ static void drop_block(struct device *d, struct rec *r)
 	r->dev_valid = false;
 }
 
-static dao_status evict(struct device *d, struct rec *r)
+/*
+ * Unified backends: let the range's pages go without moving its bytes
+ * (engine D2H: to the host, H2D: onto the device). The contents are dead
+ * from then on, on both sides.
+ */
+static dao_status discard(struct device *d, struct rec *r, enum dao_engine e)
 {
-	if (rec_dirty(r)) {
-		if (data_needed(r)) {
-			dao_status st = write_back(d, r);
+	dao_fence after = r->ready;
+	dao_status st = ensure_host(d, r);
+	uint64_t seq;
 
-			if (st != DAO_OK)
-				return st;
-		} else {
-			r->host_valid = false; /* dead data: nothing to keep */
-			d->stats.drops++;
-		}
-	} else {
-		d->stats.drops++;
-	}
-	victim_remove(d, r);
-	drop_block(d, r);
-	d->stats.evictions++;
-	/* The prefetch cursor may have passed its next use: rewind. */
-	if (r->use_head && (!d->pf_op || r->use_head->op->seq < d->pf_op->seq)) {
-		d->pf_op = r->use_head->op;
-		d->pf_idx = 0;
-	}
+	if (st != DAO_OK)
+		return st;
+	dao_fence_join(&after, &r->busy);
+	dao_fence_join(&after, &r->host_busy);
+	seq = d->be->ops->discard(d->be, e, r->host, r->size, &after);
+	dao_fence_add(&d->issued, e, seq);
+	dao_fence_add(&r->ready, e, seq);
+	dao_fence_add(&r->busy, e, seq);
+	dao_fence_add(&r->host_busy, e, seq);
+	r->host_valid = false;
 	return DAO_OK;
 }
 
-/* Space for asize bytes, evicting in policy order. With limit_seq, only
- * records needed after limit_seq may go; with evict_ok false, none. */
-static struct dao_block *make_room(struct device *d, uint64_t asize, uint64_t limit_seq,
+/*
+ * Take r's contents off the device, before its space is given back;
+ * *moved tells whether that copies bytes. On a unified backend the device
+ * copy is the host copy's pages: a clean drop is no drop at all, so
+ * whatever is still needed migrates back and the rest is discarded.
+ */
+static dao_status vacate(struct device *d, struct rec *r, bool *moved)
+{
+	dao_status st = DAO_OK;
+
+	*moved = false;
+	if (d->be->unified) {
+		if (r->dev_valid && data_needed(r)) {
+			st = write_back(d, r);
+			*moved = true;
+		} else {
+			st = discard(d, r, DAO_ENGINE_D2H);
+		}
+	} else if (rec_dirty(r)) {
+		if (data_needed(r)) {
+			st = write_back(d, r);
+			*moved = true;
+		} else {
+			r->host_valid = false; /* dead data: nothing to keep */
+		}
+	}
+	return st;
+}
+
+/* The prefetch cursor may have passed use u: rewind to it. */
+static void rewind_prefetch(struct device *d, const struct opnd *u)
+{
+	if (u && (!d->pf_op || u->op->seq < d->pf_op->seq)) {
+		d->pf_op = u->op;
+		d->pf_idx = 0;
+	}
+}
+
+static dao_status evict(struct device *d, struct rec *r)
+{
+	bool moved;
+	dao_status st = vacate(d, r, &moved);
+
+	if (st != DAO_OK)
+		return st;
+	if (!moved)
+		d->stats.drops++;
+	victim_remove(d, r);
+	drop_block(d, r);
+	d->stats.evictions++;
+	rewind_prefetch(d, r->use_head);
+	return DAO_OK;
+}
+
+/*
+ * Fetches for the next few kernels are issued as soon as they do no harm
+ * (evict nothing needed sooner), so that they overlap the running kernel;
+ * farther ones also wait until no record used before them would be a
+ * better victim then, which keeps the bytes moved at Belady's. belady
+ * keeps to the latter everywhere; dao spends a little traffic on time.
+ */
+static uint64_t eager_ops(const struct device *d)
+{
+	return d->policy == DAO_POLICY_DAO ? 2 : 0;
+}
+
+/* Space for asize bytes, evicting in policy order. For a prefetch (for
+ * != NULL), only records needed after `for` may go, and only while none
+ * used before it will be a better victim; with evict_ok false, none. */
+static struct dao_block *make_room(struct device *d, uint64_t asize, const struct op *target,
 				   bool evict_ok, dao_status *st)
 {
-	uint64_t wait_for = limit_seq ? pinned_best_key(d) : 0;
+	uint64_t limit_seq = target ? target->seq : 0, wait_for = 0;
+	bool scanned = false;
 
 	*st = DAO_OK;
 	for (;;) {
@@ -187,7 +266,13 @@ static struct dao_block *make_room(struct device *d, uint64_t asize, uint64_t li
 		if (b || !evict_ok)
 			return b;
 		v = victim_pick(d, limit_seq);
-		if (!v || v->key < wait_for)
+		if (!v)
+			return NULL;
+		if (target && !scanned && target->seq > d->now_seq + eager_ops(d)) {
+			wait_for = best_victim_before(d, target);
+			scanned = true;
+		}
+		if (v->key < wait_for)
 			return NULL;
 		*st = evict(d, v);
 		if (*st != DAO_OK)
@@ -276,7 +361,7 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 
 		if (!r->size || r->blk)
 			continue;
-		b = make_room(d, r->asize, 0, true, &st);
+		b = make_room(d, r->asize, NULL, true, &st);
 		if (!b) {
 			if (st != DAO_OK || flushed)
 				return st != DAO_OK ? st : DAO_ERR_BUDGET;
@@ -302,6 +387,12 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 			st = fetch(d, r, false);
 			if (st != DAO_OK)
 				return st;
+		} else if (d->be->unified && !r->dev_valid && !r->ahead) {
+			/* Space just placed for an output: its old pages
+			 * need not come along. */
+			st = discard(d, r, DAO_ENGINE_H2D);
+			if (st != DAO_OK)
+				return st;
 		}
 		dao_fence_join(after, &r->ready);
 		dao_fence_join(after, &r->busy);
@@ -309,8 +400,12 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 	for (uint32_t i = 0; i < op->nargs; i++) {
 		struct karg *a = &op->args[i];
 
-		op->ptrs[i] = a->rec->blk ? d->be->ops->dev_ptr(d->be, a->rec->blk->off + a->off)
-					  : NULL;
+		if (!a->rec->blk)
+			op->ptrs[i] = NULL;
+		else if (d->be->unified)
+			op->ptrs[i] = (char *)a->rec->host + a->off;
+		else
+			op->ptrs[i] = d->be->ops->dev_ptr(d->be, a->rec->blk->off + a->off);
 	}
 	return DAO_OK;
 }
@@ -418,16 +513,23 @@ void res_prefetch(struct device *d)
 
 				if (!r->size || r->blk || (u->mode != MODE_W && !r->host_valid))
 					continue;
+				/* Unified: reserving an output discards the
+				 * buffer's contents, which an earlier use may
+				 * still need. */
+				if (d->be->unified && u->mode == MODE_W && r->use_head != u)
+					continue;
 				if (!ahead_allowed(d, r))
 					goto out;
-				b = make_room(d, r->asize, op->seq, evict_ok, &st);
+				b = make_room(d, r->asize, op, evict_ok, &st);
 				if (!b)
 					goto out;
 				place(d, r, b);
 				/* An output only needs its space: reserving it in
 				 * window order keeps its allocation from evicting
 				 * inputs fetched for later kernels. */
-				if (u->mode != MODE_W && fetch(d, r, true) != DAO_OK) {
+				if ((u->mode != MODE_W ? fetch(d, r, true)
+						       : d->be->unified ? discard(d, r, DAO_ENGINE_H2D)
+									: DAO_OK) != DAO_OK) {
 					drop_block(d, r);
 					goto out;
 				}
@@ -440,8 +542,27 @@ void res_prefetch(struct device *d)
 		d->pf_idx = 0;
 	}
 out:
-	if (d->policy == DAO_POLICY_DAO)
+	/* Unified: writing back migrates the pages, which is an eviction. */
+	if (d->policy == DAO_POLICY_DAO && !d->be->unified)
 		clean_ahead(d);
+}
+
+/*
+ * Unified: the job's thread reaches the pages through the host, which
+ * would fault them over behind the budget's back. Move them first; the
+ * next kernel that needs them fetches them again.
+ */
+static dao_status vacate_for_host(struct device *d, struct rec *r)
+{
+	bool moved;
+	dao_status st = vacate(d, r, &moved);
+
+	if (st != DAO_OK)
+		return st;
+	drop_block(d, r);
+	if (r->use_head)
+		rewind_prefetch(d, r->use_head->next_use);
+	return DAO_OK;
 }
 
 dao_status res_host_write(struct device *d, struct op *op)
@@ -452,7 +573,9 @@ dao_status res_host_write(struct device *d, struct op *op)
 	r->pin++;
 	victim_remove(d, r);
 	/* A partial write merges with the current contents. */
-	if (op->opnd[0].mode != MODE_W && rec_dirty(r))
+	if (d->be->unified && r->blk)
+		st = vacate_for_host(d, r);
+	else if (op->opnd[0].mode != MODE_W && rec_dirty(r))
 		st = write_back(d, r);
 	if (st == DAO_OK)
 		st = ensure_host(d, r);
@@ -479,7 +602,9 @@ dao_status res_host_read(struct device *d, struct op *op)
 
 	r->pin++;
 	victim_remove(d, r);
-	if (rec_dirty(r))
+	if (d->be->unified && r->blk)
+		st = vacate_for_host(d, r);
+	else if (rec_dirty(r))
 		st = write_back(d, r);
 	if (st == DAO_OK)
 		st = ensure_host(d, r);
@@ -498,8 +623,15 @@ void res_free_rec(struct device *d, struct rec *r)
 {
 	victim_remove(d, r);
 	r->dead = true;
-	if (r->blk)
+	if (r->blk) {
+		bool moved;
+
+		/* Unified: its pages must leave the device before the range
+		 * is reused (the contents are dead: a discard, never a copy). */
+		if (d->be->unified)
+			(void)vacate(d, r, &moved);
 		drop_block(d, r);
+	}
 	if (r->host) {
 		dao_fence f = r->host_busy;
 

@@ -60,13 +60,11 @@ uint64_t victim_next_use(struct device *d, struct rec *r)
 	return next_use_from(d, r, r->use_head, r->dev_valid);
 }
 
-uint64_t victim_key_after(struct device *d, struct rec *r)
+uint64_t victim_key_after(struct device *d, const struct opnd *u)
 {
-	struct opnd *u = r->use_head ? r->use_head->next_use : NULL;
-
 	if (d->policy == DAO_POLICY_LRU || d->policy == DAO_POLICY_FIFO)
 		return 0;
-	return next_use_from(d, r, u, true);
+	return next_use_from(d, u->rec, u->next_use, true);
 }
 
 static uint64_t key_of(struct device *d, struct rec *r)
@@ -83,7 +81,8 @@ static uint64_t key_of(struct device *d, struct rec *r)
 
 static enum heap_id heap_for(struct device *d, struct rec *r, uint64_t key)
 {
-	if (d->policy != DAO_POLICY_DAO)
+	/* Unified memory: evicting clean data migrates it just the same. */
+	if (d->policy != DAO_POLICY_DAO || d->be->unified)
 		return HEAP_CLEAN;
 	/* Dead data costs no write-back however dirty it is. */
 	if (key == KEY_DEAD || !rec_dirty(r))

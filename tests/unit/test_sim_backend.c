@@ -62,6 +62,7 @@ static void test_file(void)
 		{ "name x\ntflops 1e999\n", "is not a positive number" },
 		{ "name abcdefghijabcdefghijabcdefghijabcdefghij\n", "line 1: name longer than 31" },
 		{ "name x\nh2d_gbps 1\n", "missing keys" },
+		{ GOOD "contiguous 2\n", "line 7: contiguous must be 0 or 1, not '2'" },
 	};
 	struct dao_sim_model m;
 	char err[256];
@@ -81,6 +82,10 @@ static void test_file(void)
 	       "with every value in its unit");
 	TAP_IS_STATUS(load_text(GOOD, &m, err, sizeof(err)), DAO_OK, "launch_ns is optional");
 	TAP_IS_U64(m.launch_ns, 0, "and defaults to 0");
+	TAP_IS_U64(m.contiguous, 0, "a device is paged unless it says otherwise");
+	TAP_IS_STATUS(load_text(GOOD "contiguous 1\n", &m, err, sizeof(err)), DAO_OK,
+		      "contiguous 1 loads");
+	TAP_IS_U64(m.contiguous, 1, "and models a contiguous pool");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		dao_status st;
 

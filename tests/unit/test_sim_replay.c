@@ -14,17 +14,6 @@
 
 #define H "dao-trace 1\n"
 
-/* A check the core's policy does not meet yet: reported as TAP TODO so it
- * shows in prove's summary (and passes loudly once it holds). */
-static void todo_is_u64(uint64_t got, uint64_t want, const char *why, const char *name)
-{
-	tap_n++;
-	printf("%sok %d - %s # TODO %s\n", got == want ? "" : "not ", tap_n, name, why);
-	if (got != want)
-		tap_diag("  got %llu, want %llu", (unsigned long long)got, (unsigned long long)want);
-	fflush(stdout);
-}
-
 static struct dao_trace *parse(const char *text)
 {
 	struct dao_trace *t = NULL;
@@ -57,7 +46,6 @@ static dao_status run(const char *text, dao_policy policy, uint64_t budget,
  * worked out by hand. */
 static void test_belady_by_hand(void)
 {
-	static const char *why = "core policy fetches more than Belady";
 	/* a b c a b c at room for two: at c, evict b (next use 4 > 3); at b,
 	 * evict a (no next use): 3 compulsory + b again = 400 */
 	static const char cyclic[] =
@@ -82,14 +70,14 @@ static void test_belady_by_hand(void)
 
 	if (!tap_ok(run(cyclic, DAO_POLICY_BELADY, 200, &r) == DAO_OK, "cyclic replays"))
 		tap_diag("  %s", r.err);
-	todo_is_u64(r.stats.h2d_bytes, 400, why, "cyclic: Belady moves 400 bytes up");
+	TAP_IS_U64(r.stats.h2d_bytes, 400, "cyclic: Belady moves 400 bytes up");
 	TAP_IS_U64(r.stats.d2h_bytes, 0, "cyclic: nothing written back");
 	TAP_IS_U64(r.stats.kernels, 6, "cyclic: six kernels ran");
 	replay_result_free(&r);
 
 	if (!tap_ok(run(fractional, DAO_POLICY_BELADY, 200, &r) == DAO_OK, "fractional replays"))
 		tap_diag("  %s", r.err);
-	todo_is_u64(r.stats.h2d_bytes, 350, why, "fractional: Belady moves 350 bytes up");
+	TAP_IS_U64(r.stats.h2d_bytes, 350, "fractional: Belady moves 350 bytes up");
 	replay_result_free(&r);
 
 	if (!tap_ok(run(dirty, DAO_POLICY_BELADY, 100, &r) == DAO_OK, "dirty replays"))

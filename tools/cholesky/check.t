@@ -117,6 +117,7 @@ refuse budget-pct-big "--budget" --n 64 --tile 32 --budget 1001%
 refuse budget-pct-junk "--budget" --n 64 --tile 32 --budget 1e2%
 refuse budget-pct-bare "--budget" --n 64 --tile 32 --budget %
 refuse policy "policy" --n 64 --tile 32 --budget 1M --policy nope
+refuse backend "backend" --n 64 --tile 32 --budget 1M --backend nope
 refuse lookahead-zero "--lookahead" --n 64 --tile 32 --budget 1M --lookahead 0
 refuse lookahead-big "--lookahead" --n 64 --tile 32 --budget 1M --lookahead 65537
 refuse threads-zero "--threads" --n 64 --tile 32 --budget 1M --threads 0

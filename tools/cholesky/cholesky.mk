@@ -1,14 +1,20 @@
 # dao-cholesky: the out-of-core tiled Cholesky job (tools/cholesky/).
-# Tile kernels come from Debian's LAPACKE and OpenBLAS.
+# Tile kernels come from Debian's LAPACKE and OpenBLAS, and on the CUDA
+# backends from cuSOLVER and cuBLAS.
 
 CHOL_SRCS := $(sort $(wildcard tools/cholesky/*.c))
 CHOL_OBJS := $(patsubst tools/cholesky/%.c,$(BUILD)/rel/obj/tools/cholesky/%.o,$(CHOL_SRCS))
 CHOL_BIN  := $(BUILD)/bin/dao-cholesky
 CHOL_LIBS := -llapacke -lopenblas -lm
+# With CUDA (libdao/cuda.mk) the tile kernels can also run on the GPU.
+ifeq ($(HAVE_CUDA),1)
+CHOL_CFLAGS := $(CUDA_CFLAGS)
+CHOL_LIBS   += -lcusolver -lcublas
+endif
 
 $(BUILD)/rel/obj/tools/cholesky/%.o: tools/cholesky/%.c
 	@mkdir -p $(@D)
-	$(CC) $(call cflags,rel) -MMD -MP -c $< -o $@
+	$(CC) $(call cflags,rel) $(CHOL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(CHOL_BIN): $(CHOL_OBJS) $(LIBDAO_A)
 	@mkdir -p $(@D)

@@ -8,13 +8,21 @@
 #include "options.h"
 #include "tile_kernels.h"
 
-/* The host backend's allocation granularity: a kernel's budget check
- * rounds every operand up to it. */
-#define CHOL_GRANULE 256u
+#ifdef DAO_HAVE_CUDA
+#include "tile_kernels_gpu.h"
+#endif
 
-uint64_t chol_min_budget(const struct chol_problem *p)
+/* The backends' allocation granularity: a kernel's budget check rounds
+ * every operand up to it (cuda-managed counts 64 KiB device pages). */
+static uint64_t granule_of(dao_backend_kind backend)
 {
-	uint64_t tile = (chol_tile_bytes(p) + CHOL_GRANULE - 1) / CHOL_GRANULE * CHOL_GRANULE;
+	return backend == DAO_BACKEND_CUDA_MANAGED ? 64u << 10 : 256u;
+}
+
+uint64_t chol_min_budget(const struct chol_problem *p, dao_backend_kind backend)
+{
+	uint64_t g = granule_of(backend);
+	uint64_t tile = (chol_tile_bytes(p) + g - 1) / g * g;
 	/* dgemm needs three tiles, but a matrix of one or two tile columns
 	 * never runs one. */
 	uint64_t tiles = p->nt < 3 ? p->nt : 3;
@@ -40,6 +48,7 @@ struct job {
 	const struct chol_problem *p;
 	const struct chol_run_config *rc;
 	struct chol_tile_geom geom;
+	struct chol_potrf_arg *potrf; /* one per tile column */
 	dao_ctx ctx;
 	dao_buf *tiles;
 	uint64_t created;
@@ -52,10 +61,10 @@ static int dao_failed(const char *what, dao_status st)
 	return CHOL_EXIT_FAILED;
 }
 
-static int launch(struct job *jb, const char *name, uint64_t flops, dao_kernel_fn fn,
+static int launch(struct job *jb, const char *name, uint64_t flops, dao_kernel_fn fn, void *user,
 		  const dao_operand *ops, size_t count)
 {
-	dao_status st = dao_launch_named(jb->ctx, name, flops, fn, &jb->geom, ops, count);
+	dao_status st = dao_launch_named(jb->ctx, name, flops, fn, user, ops, count);
 
 	if (st == DAO_ERR_BUDGET) {
 		/* chol_min_budget() should have caught this; libdao may round
@@ -85,13 +94,16 @@ static int submit(struct job *jb)
 		dao_buf akk = jb->tiles[tix(k, k)];
 		dao_operand potrf[] = { { akk, DAO_RW } };
 
-		rc = launch(jb, "dpotrf", chol_flops_potrf(t), chol_kernel_potrf, potrf, 1);
+		jb->potrf[k] = (struct chol_potrf_arg){ jb->geom, k };
+		rc = launch(jb, "dpotrf", chol_flops_potrf(t), chol_kernel_potrf, &jb->potrf[k],
+			    potrf, 1);
 		if (rc)
 			return rc;
 		for (uint64_t i = k + 1; i < p->nt; i++) {
 			dao_operand trsm[] = { { akk, DAO_R }, { jb->tiles[tix(i, k)], DAO_RW } };
 
-			rc = launch(jb, "dtrsm", chol_flops_trsm(t), chol_kernel_trsm, trsm, 2);
+			rc = launch(jb, "dtrsm", chol_flops_trsm(t), chol_kernel_trsm, &jb->geom,
+				    trsm, 2);
 			if (rc)
 				return rc;
 		}
@@ -99,7 +111,8 @@ static int submit(struct job *jb)
 			dao_buf aik = jb->tiles[tix(i, k)];
 			dao_operand syrk[] = { { aik, DAO_R }, { jb->tiles[tix(i, i)], DAO_RW } };
 
-			rc = launch(jb, "dsyrk", chol_flops_syrk(t), chol_kernel_syrk, syrk, 2);
+			rc = launch(jb, "dsyrk", chol_flops_syrk(t), chol_kernel_syrk, &jb->geom,
+				    syrk, 2);
 			if (rc)
 				return rc;
 			for (uint64_t j = k + 1; j < i; j++) {
@@ -108,7 +121,7 @@ static int submit(struct job *jb)
 						       { jb->tiles[tix(i, j)], DAO_RW } };
 
 				rc = launch(jb, "dgemm", chol_flops_gemm(t), chol_kernel_gemm,
-					    gemm, 3);
+					    &jb->geom, gemm, 3);
 				if (rc)
 					return rc;
 			}
@@ -176,8 +189,9 @@ static int open_ctx(struct job *jb)
 	dao_config_init(&cfg);
 	/* A device of our own, so --compare can open a second budget. */
 	cfg.flags = DAO_CONFIG_PRIVATE;
-	/* The tile kernels are CPU code: they need host pointers. */
-	cfg.backend = DAO_BACKEND_HOST;
+	/* The tile kernels run where the backend puts the tiles: CPU code
+	 * on host, cuBLAS and cuSOLVER on the CUDA backends. */
+	cfg.backend = jb->rc->backend;
 	cfg.device_budget = jb->rc->budget;
 	cfg.policy = jb->rc->policy;
 	cfg.lookahead = jb->rc->lookahead;
@@ -205,13 +219,22 @@ int chol_factor(const struct chol_problem *p, const struct chol_run_config *rc,
 
 	memset(out, 0, sizeof(*out));
 	jb.tiles = calloc(chol_tile_count(p), sizeof(*jb.tiles));
+	jb.potrf = calloc(p->nt, sizeof(*jb.potrf));
 	out->l = chol_matrix_alloc(p);
-	if (!scratch || !jb.tiles || !out->l) {
+	if (!scratch || !jb.tiles || !jb.potrf || !out->l) {
 		fprintf(stderr, "dao-cholesky: out of memory for a %llu x %llu matrix\n",
 			(unsigned long long)p->npad, (unsigned long long)p->npad);
 		ret = CHOL_EXIT_FAILED;
 		goto out_free;
 	}
+#ifdef DAO_HAVE_CUDA
+	if (rc->backend == DAO_BACKEND_CUDA_MANAGED || rc->backend == DAO_BACKEND_CUDA_EXPLICIT) {
+		if (chol_gpu_create(p->nt, &jb.geom.gpu)) {
+			ret = CHOL_EXIT_FAILED;
+			goto out_free;
+		}
+	}
+#endif
 	ret = open_ctx(&jb);
 	if (ret)
 		goto out_free;
@@ -230,6 +253,17 @@ int chol_factor(const struct chol_problem *p, const struct chol_run_config *rc,
 		goto out_close;
 	st = dao_sync(jb.ctx);
 	out->seconds = now_seconds() - t0;
+#ifdef DAO_HAVE_CUDA
+	/* dpotrf's verdicts wait on the device until everything is done. */
+	if (st == DAO_OK && jb.geom.gpu) {
+		int bad = chol_gpu_failed(jb.geom.gpu);
+
+		if (bad < 0)
+			st = DAO_ERR_BACKEND;
+		else if (bad)
+			st = DAO_ERR_KERNEL;
+	}
+#endif
 	if (st == DAO_ERR_KERNEL) {
 		fprintf(stderr, "dao-cholesky: a tile kernel failed: the matrix is not "
 				"positive definite\n");
@@ -269,6 +303,10 @@ out_free:
 		free(out->l);
 		out->l = NULL;
 	}
+#ifdef DAO_HAVE_CUDA
+	chol_gpu_destroy(jb.geom.gpu);
+#endif
+	free(jb.potrf);
 	free(jb.tiles);
 	free(scratch);
 	return ret;

@@ -13,6 +13,7 @@
 #include "matrix.h"
 
 struct chol_run_config {
+	dao_backend_kind backend; /* host, cuda-managed or cuda-explicit */
 	uint64_t budget; /* device budget in bytes */
 	dao_policy policy;
 	uint32_t lookahead;
@@ -34,7 +35,7 @@ int chol_factor(const struct chol_problem *p, const struct chol_run_config *rc,
 		struct chol_run_result *out);
 
 /* Bytes the device must hold for one kernel: its distinct tiles (at most
- * three), each rounded up to libdao's allocation granularity. */
-uint64_t chol_min_budget(const struct chol_problem *p);
+ * three), each rounded up to the backend's allocation granularity. */
+uint64_t chol_min_budget(const struct chol_problem *p, dao_backend_kind backend);
 
 #endif /* CHOL_FACTOR_H */

@@ -38,7 +38,7 @@ static double residual_of(const struct chol_problem *p, const double *l, double 
 static int resolve_budget(const struct chol_options *o, const struct chol_problem *p,
 			  uint64_t matrix_bytes, uint64_t *budget)
 {
-	uint64_t need = chol_min_budget(p);
+	uint64_t need = chol_min_budget(p, o->backend);
 
 	if (o->budget_is_percent)
 		*budget = (uint64_t)((double)matrix_bytes * o->budget_percent / 100.0);
@@ -52,7 +52,7 @@ static int resolve_budget(const struct chol_options *o, const struct chol_proble
 			"%llu tiles of %llu bytes (%llu bytes%s, %.2f%% of the %llu-byte matrix)\n",
 			(unsigned long long)*budget, (unsigned long long)tiles,
 			(unsigned long long)chol_tile_bytes(p), (unsigned long long)need,
-			need != tiles * chol_tile_bytes(p) ? " in libdao's 256-byte granules" : "",
+			need != tiles * chol_tile_bytes(p) ? " in libdao's allocation granules" : "",
 			100.0 * (double)need / (double)matrix_bytes,
 			(unsigned long long)matrix_bytes);
 		return CHOL_EXIT_USAGE;
@@ -87,7 +87,8 @@ int main(int argc, char **argv)
 	rep.matrix_bytes = chol_tile_count(&p) * chol_tile_bytes(&p);
 	rep.threshold = CHOL_RESIDUAL_RATIO * (double)p.n * DBL_EPSILON;
 
-	rc = (struct chol_run_config){ .policy = o.policy, .lookahead = o.lookahead };
+	rc = (struct chol_run_config){ .backend = o.backend, .policy = o.policy,
+				       .lookahead = o.lookahead };
 	ret = resolve_budget(&o, &p, rep.matrix_bytes, &rc.budget);
 	if (ret)
 		goto out;
@@ -107,7 +108,8 @@ int main(int argc, char **argv)
 
 	if (o.compare) {
 		/* Room for every tile: nothing is ever evicted. */
-		rc.budget = chol_min_budget(&p) / (p.nt < 3 ? p.nt : 3) * chol_tile_count(&p);
+		rc.budget = chol_min_budget(&p, o.backend) / (p.nt < 3 ? p.nt : 3) *
+			    chol_tile_count(&p);
 		ret = chol_factor(&p, &rc, &unlimited);
 		if (ret)
 			goto out;

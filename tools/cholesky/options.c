@@ -29,6 +29,8 @@ static void usage(FILE *f)
 		"  --compare      run again with an unlimited budget, print both, check that\n"
 		"                 the two factors are bit-identical\n"
 		"  --json         print one JSON object instead of text\n"
+		"  --backend B    host | cuda-explicit | cuda-managed (default host); on CUDA\n"
+		"                 the tile kernels are cuSOLVER's and cuBLAS's\n"
 		"  --policy P     dao | belady | lru | fifo (default: libdao's, DAO_POLICY)\n"
 		"  --lookahead W  kernels libdao may see ahead (default: libdao's)\n"
 		"  --seed S       seed of the random matrix (default 1)\n"
@@ -95,6 +97,24 @@ static int parse_budget(const char *text, struct chol_options *o)
 	return 0;
 }
 
+static int parse_backend(const char *text, dao_backend_kind *out)
+{
+	static const dao_backend_kind all[] = { DAO_BACKEND_HOST, DAO_BACKEND_CUDA_EXPLICIT,
+						DAO_BACKEND_CUDA_MANAGED };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (strcmp(text, dao_backend_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	fprintf(stderr,
+		"dao-cholesky: --backend: unknown backend '%s' (host, cuda-explicit, "
+		"cuda-managed)\n",
+		text);
+	return -1;
+}
+
 static int parse_policy(const char *text, dao_policy *out)
 {
 	static const dao_policy all[] = { DAO_POLICY_DAO, DAO_POLICY_BELADY, DAO_POLICY_LRU,
@@ -114,7 +134,7 @@ static int parse_policy(const char *text, dao_policy *out)
 int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help)
 {
 	enum { O_N = 1, O_TILE, O_BUDGET, O_COMPARE, O_JSON, O_POLICY, O_LOOKAHEAD, O_SEED,
-	       O_THREADS, O_HELP };
+	       O_THREADS, O_HELP, O_BACKEND };
 	static const struct option longopts[] = {
 		{ "n", required_argument, NULL, O_N },
 		{ "tile", required_argument, NULL, O_TILE },
@@ -126,6 +146,7 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "help", no_argument, NULL, O_HELP },
+		{ "backend", required_argument, NULL, O_BACKEND },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -134,6 +155,7 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 	memset(o, 0, sizeof(*o));
 	o->seed = 1;
 	o->threads = 1;
+	o->backend = DAO_BACKEND_HOST;
 	*help = false;
 	opterr = 0;
 	optind = 1;
@@ -157,6 +179,10 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 			break;
 		case O_JSON:
 			o->json = true;
+			break;
+		case O_BACKEND:
+			if (parse_backend(optarg, &o->backend))
+				return CHOL_EXIT_USAGE;
 			break;
 		case O_POLICY:
 			if (parse_policy(optarg, &o->policy))

@@ -28,6 +28,7 @@ struct chol_options {
 	bool budget_given;
 	bool compare;
 	bool json;
+	dao_backend_kind backend; /* host (default), cuda-managed or cuda-explicit */
 	dao_policy policy;  /* DAO_POLICY_DEFAULT: libdao's choice */
 	uint32_t lookahead; /* 0: libdao's choice */
 	uint64_t seed;

@@ -2,7 +2,8 @@
 /*
  * tile_kernels.h - the four tile operations of a lower tiled Cholesky, as
  * libdao kernel functions. Operands are contiguous column-major tiles of
- * order `tile`, passed through the launch's user pointer.
+ * order `tile`, passed through the launch's user pointer. On a CUDA
+ * backend (the launch has a stream) they run on the GPU instead.
  */
 #ifndef CHOL_TILE_KERNELS_H
 #define CHOL_TILE_KERNELS_H
@@ -11,8 +12,19 @@
 
 #include "dao.h"
 
+struct chol_gpu;
+
 struct chol_tile_geom {
 	int tile;
+	struct chol_gpu *gpu; /* on a CUDA backend (tile_kernels_gpu.h), else NULL */
+};
+
+/* dpotrf's launch argument: which diagonal tile it factors, for the GPU's
+ * per-tile failure word. geom first: every kernel reads the tile order
+ * through a struct chol_tile_geom pointer. */
+struct chol_potrf_arg {
+	struct chol_tile_geom geom;
+	uint64_t k;
 };
 
 /* (rw A_kk): A_kk = L_kk with L_kk L_kk^T = A_kk. Fails if A_kk is not
