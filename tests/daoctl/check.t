@@ -22,31 +22,11 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-n_test=0
-failed=0
-
-ok() {
-	n_test=$((n_test + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n_test - $2"
-	else
-		echo "not ok $n_test - $2"
-		failed=1
-	fi
-}
+. "$(dirname "$0")/../tap.sh"
 
 skip() {
 	n_test=$((n_test + 1))
 	echo "ok $n_test # skip $1"
-}
-
-# json FILE EXPR: evaluate a Perl expression over the decoded object $j
-# (and $k, the decoded second file when given); prints 1 or 0.
-json() {
-	perl -MJSON::PP -e '
-		sub slurp { local $/; open(my $f, "<", $_[0]) or die "$_[0]: $!"; decode_json(<$f>) }
-		my $j = slurp($ARGV[0]); my $k = $ARGV[2] ? slurp($ARGV[2]) : undef;
-		my $v = eval $ARGV[1]; die $@ if $@; print $v ? "1" : "0";' "$1" "$2" "${3:-}"
 }
 
 is1() { [ "$1" = 1 ]; echo $?; }
@@ -391,5 +371,4 @@ ok $? "the busy job stops cleanly on SIGTERM"
 eval "exec $fd_busy>&-"
 eval "exec $fd_killed>&-"
 
-echo "1..$n_test"
-exit $failed
+tap_done

@@ -8,29 +8,11 @@ set -u
 bin=${DAO_BENCH:-build/bin/dao-bench}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n_test=0
-failed=0
-
-ok() {
-	n_test=$((n_test + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n_test - $2"
-	else
-		echo "not ok $n_test - $2"
-		failed=1
-	fi
-}
-
-# json FILE EXPR: evaluate a Perl expression over the decoded value $j.
-json() {
-	perl -MJSON::PP -e '
-		local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>);
-		my $v = eval $ARGV[1]; die $@ if $@; exit($v ? 0 : 1);' "$1" "$2" 2>/dev/null
-}
+. "$(dirname "$0")/../../tests/tap.sh"
 
 "$bin" overhead --json --kernels 2000 >"$tmp/overhead.json" 2>"$tmp/overhead.err"
 ok $? "overhead --json runs"
-json "$tmp/overhead.json" '
+json_ok "$tmp/overhead.json" '
 	ref($j) eq "ARRAY" && @$j == 2 && $j->[0]{live_buffers} == 1000 &&
 	$j->[1]{live_buffers} == 1000000 &&
 	!grep { !($_->{ns_per_kernel} > 0 && $_->{ns_per_kernel_sync} > 0 &&
@@ -43,7 +25,7 @@ ok $? "overhead: operands stayed resident (no warning)"
 ok $? "copy --json runs (and the data came back unchanged)"
 # 4 buffers cycled through 2 slots under LRU: every kernel misses, so each
 # timed run of 2 rounds fetches 8 MiB, and with rw writes back as much.
-json "$tmp/copy.json" '
+json_ok "$tmp/copy.json" '
 	ref($j) eq "ARRAY" && @$j == 2 &&
 	$j->[0]{pattern} eq "writeback+fetch" && $j->[0]{h2d_bytes} == 8 << 20 &&
 	$j->[0]{d2h_bytes} == 8 << 20 &&
@@ -69,5 +51,4 @@ refuse copy --buffer-bytes 2T
 refuse copy --rounds
 refuse copy extra
 
-echo "1..$n_test"
-exit $failed
+tap_done

@@ -8,25 +8,7 @@ set -u
 bin=${DAO_CHOLESKY:-build/bin/dao-cholesky}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n_test=0
-failed=0
-
-ok() {
-	n_test=$((n_test + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n_test - $2"
-	else
-		echo "not ok $n_test - $2"
-		failed=1
-	fi
-}
-
-# json FILE EXPR: evaluate a Perl expression over the decoded object $j.
-json() {
-	perl -MJSON::PP -e '
-		local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>);
-		my $v = eval $ARGV[1]; die $@ if $@; print $v ? "1" : "0";' "$1" "$2"
-}
+. "$(dirname "$0")/../../tests/tap.sh"
 
 # run NAME ARGS...: run the tool, keep stdout, stderr and the status.
 run() {
@@ -132,5 +114,4 @@ DAO_POLICY=nope "$bin" --n 64 --tile 32 --budget 1M >"$tmp/env.out" 2>"$tmp/env.
 ok "$(test $? = 2 && test ! -s "$tmp/env.out" && grep -q DAO_POLICY "$tmp/env.err"; echo $?)" \
 	"refused with a reason: DAO_POLICY=nope"
 
-echo "1..$n_test"
-exit $failed
+tap_done

@@ -9,12 +9,7 @@ set -u
 bin=${DAOSIM:-build/bin/daosim}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-
-ok() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+. "$(dirname "$0")/../../tests/tap.sh"
 
 # refuse WANT_STATUS PATTERN DESCRIPTION ARGS...: fails with that status and
 # says PATTERN on stderr.
@@ -25,13 +20,6 @@ refuse() {
 	local st=$?
 	[ "$st" -eq "$want" ] && grep -q -- "$pat" "$tmp/err"
 	ok $? "refuses $what (status $st: $(head -c 150 "$tmp/err" | tr '\n' ' '))"
-}
-
-# json EXPR: evaluate a Perl expression over the decoded $tmp/j.json as $j.
-json() {
-	perl -MJSON::PP -e '
-		local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>);
-		my $v = eval $ARGV[1]; die $@ if $@; print $v ? "1" : "0";' "$tmp/j.json" "$1"
 }
 
 cat >"$tmp/small.trace" <<'T'
@@ -60,15 +48,15 @@ ok $? "table shows the LP bounds"
 
 "$bin" --policy all --budget 2M --json --plot "$tmp/p.svg" "$tmp/small.trace" >"$tmp/j.json" 2>"$tmp/err"
 ok $? "--json and --plot"
-[ "$(json 'scalar @{$j->{traces}} == 1 && scalar @{$j->{traces}[0]{policies}} == 4')" = 1 ]
+[ "$(json "$tmp/j.json" 'scalar @{$j->{traces}} == 1 && scalar @{$j->{traces}[0]{policies}} == 4')" = 1 ]
 ok $? "JSON: one trace, four policies"
-[ "$(json 'my $t = $j->{traces}[0]; $t->{budget_bytes} == 2097152 && !defined $t->{budget_percent}')" = 1 ]
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; $t->{budget_bytes} == 2097152 && !defined $t->{budget_percent}')" = 1 ]
 ok $? "JSON: a byte budget is kept as given"
-[ "$(json 'my $t = $j->{traces}[0]; $t->{peak_live_bytes} > 0 && $t->{max_kernel_bytes} > 0 && $t->{lp_bound_h2d_bytes} >= $t->{compulsory_bytes}')" = 1 ]
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; $t->{peak_live_bytes} > 0 && $t->{max_kernel_bytes} > 0 && $t->{lp_bound_h2d_bytes} >= $t->{compulsory_bytes}')" = 1 ]
 ok $? "JSON: trace fields present and LP >= compulsory"
-[ "$(json 'my $t = $j->{traces}[0]; !grep { $_->{h2d_bytes} < $t->{lp_bound_h2d_bytes} || $_->{d2h_bytes} < $t->{lp_bound_d2h_bytes} || $_->{modeled_ns} < $t->{compute_ns} } @{$t->{policies}}')" = 1 ]
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; !grep { $_->{h2d_bytes} < $t->{lp_bound_h2d_bytes} || $_->{d2h_bytes} < $t->{lp_bound_d2h_bytes} || $_->{modeled_ns} < $t->{compute_ns} } @{$t->{policies}}')" = 1 ]
 ok $? "JSON: no policy beats the bounds"
-[ "$(json 'my $t = $j->{traces}[0]; !grep { !defined $_->{h2d_ratio_to_lp} || abs($_->{h2d_ratio_to_lp} - $_->{h2d_bytes} / $t->{lp_bound_h2d_bytes}) > 1e-6 } @{$t->{policies}}')" = 1 ]
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; !grep { !defined $_->{h2d_ratio_to_lp} || abs($_->{h2d_ratio_to_lp} - $_->{h2d_bytes} / $t->{lp_bound_h2d_bytes}) > 1e-6 } @{$t->{policies}}')" = 1 ]
 ok $? "JSON: ratios agree with the byte counts"
 head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</svg>$'
 ok $? "SVG written"
@@ -105,7 +93,7 @@ refuse 1 "p.svg" "an unwritable plot" --plot "$tmp/nodir/p.svg" "$tmp/small.trac
 printf 'name slow\nh2d_gbps 1\nd2h_gbps 1\ntflops 1\nmem_gbps 10\nmemory_gib 1\nlaunch_ns 1000\n' >"$tmp/dev"
 "$bin" --device "$tmp/dev" --json "$tmp/small.trace" >"$tmp/j.json" 2>"$tmp/err"
 ok $? "runs with a device file"
-[ "$(json '$j->{device}{name} eq "slow" && $j->{device}{h2d_bytes_per_s} == 1e9 && $j->{device}{launch_ns} == 1000')" = 1 ]
+[ "$(json "$tmp/j.json" '$j->{device}{name} eq "slow" && $j->{device}{h2d_bytes_per_s} == 1e9 && $j->{device}{launch_ns} == 1000')" = 1 ]
 ok $? "JSON reports the device file's model"
 
-echo "1..$n"
+tap_done

@@ -9,18 +9,7 @@ build=${BUILD:-build}
 make=${MAKE:-make}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n_test=0
-failed=0
-
-ok() {
-	n_test=$((n_test + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n_test - $2"
-	else
-		echo "not ok $n_test - $2"
-		failed=1
-	fi
-}
+. "$(dirname "$0")/../../tests/tap.sh"
 
 for src in tools/examples/*.c; do
 	name=$(basename "$src" .c)
@@ -75,5 +64,4 @@ cc -std=gnu11 tools/examples/axpy.c -o "$tmp/axpy-static" \
 	"$tmp/axpy-static" >/dev/null 2>&1
 ok $? "an example links statically with libdao.a and pkg-config --static"
 
-echo "1..$n_test"
-exit $failed
+tap_done
