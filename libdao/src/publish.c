@@ -156,9 +156,11 @@ static void publish_summary(struct dao_publisher *p, const struct device *d, uin
 	dao_pub_write_end(p->sum);
 }
 
+/* Larger first; among equals the newer, which is also the order the record
+ * list is walked in, so that a run of equal sizes is rejected in O(1) each. */
 static bool bigger(const struct rec *a, const struct rec *b)
 {
-	return a->size != b->size ? a->size > b->size : a->id < b->id;
+	return a->size != b->size ? a->size > b->size : a->id > b->id;
 }
 
 /* Min-heap on `bigger`: top[0] is the smallest kept record. */
@@ -365,10 +367,10 @@ void publish_tick(struct device *d)
 	publish_summary(p, d, now);
 	/* The job waiting on an idle executor (sync, read, write) is when a
 	 * reader most wants the table to match what the job sees; but a
-	 * rebuild walks every buffer, so idle rebuilds may take at most a
-	 * tenth of the time between them. */
-	if (now - p->last_table_ns >= TABLE_PERIOD_NS ||
-	    (!d->qhead && d->flush && now - p->last_table_ns >= 10 * p->table_cost_ns)) {
+	 * rebuild walks every buffer, so rebuilds may take at most a
+	 * twentieth of the executor's time. */
+	if ((now - p->last_table_ns >= TABLE_PERIOD_NS || (!d->qhead && d->flush)) &&
+	    now - p->last_table_ns >= 20 * p->table_cost_ns) {
 		struct timespec t0, t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0); /* vDSO: no system call */
