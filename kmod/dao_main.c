@@ -66,3 +66,4 @@ module_exit(dao_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("dao developers");
 MODULE_DESCRIPTION("Node-wide accounting of pinned GPU staging memory");
+MODULE_VERSION("0.1.0");

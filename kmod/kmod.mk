@@ -78,11 +78,36 @@ $(KTEST_BIN)/libdao_job: tests/kmod/libdao_job.c $(LIBDAO_A) $(KTEST_BIN)/util.o
 	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(LIBDAO_A) $(KTEST_LIBS) \
 		$(KTEST_LDFLAGS)
 
+# daoctl with the module loaded (test_daoctl): static daoctl and dao-pubjob,
+# packed beside the tests, where PATH finds them.
+KTEST_DAOCTL := $(if $(DAOCTL_OBJS),$(KTEST_BIN)/daoctl)
+KTEST_PUBJOB := $(if $(wildcard tests/daoctl/pubjob.c),$(KTEST_BIN)/dao-pubjob)
+
+$(KTEST_BIN)/daoctl: $(DAOCTL_OBJS) $(LIBDAO_A)
+	@mkdir -p $(@D)
+	$(CC) -static -pthread -o $@ $(DAOCTL_OBJS) $(LIBDAO_A) $(KTEST_LIBS) $(KTEST_LDFLAGS)
+
+$(KTEST_BIN)/dao-pubjob: tests/daoctl/pubjob.c $(LIBDAO_A)
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,rel) -static -o $@ $< $(LIBDAO_A) -pthread -lm
+
+$(KTEST_BIN)/json.o: tests/kmod/json.c tests/kmod/json.h
+	@mkdir -p $(@D)
+	$(CC) $(KTEST_CFLAGS) -c -o $@ $<
+
+# An explicit rule wins over the pattern above: this test also reads JSON.
+$(KTEST_BIN)/test_daoctl: tests/kmod/test_daoctl.c $(KTEST_BIN)/util.o $(KTEST_BIN)/json.o \
+		$(KSELFTEST_DIR)/kselftest_harness.h tests/kmod/util.h tests/kmod/json.h \
+		kmod/include/uapi/linux/dao.h
+	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(KTEST_BIN)/json.o \
+		$(KTEST_LIBS) $(KTEST_LDFLAGS)
+
 $(KTEST_BIN)/vmexit: tests/vm/vmexit.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
 
-KCHECK_PROGS := $(KTESTS) $(KTEST_BIN)/vmexit $(if $(wildcard tests/kmod/libdao_job.c),$(KTEST_BIN)/libdao_job)
+KCHECK_PROGS := $(KTESTS) $(KTEST_BIN)/vmexit $(if $(wildcard tests/kmod/libdao_job.c),$(KTEST_BIN)/libdao_job) \
+                $(KTEST_DAOCTL) $(KTEST_PUBJOB)
 KCHECK_TIMEOUT ?= 900
 
 # $(call kcheck_run,NAME,KERNEL_IMAGE,DAO_KO)

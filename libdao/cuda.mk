@@ -21,7 +21,9 @@ LIBDAO_CUDA_SRCS := $(sort $(wildcard libdao/src/cuda/*.c))
 libdao_cuda_objs = $(patsubst libdao/src/cuda/%.c,$(BUILD)/$(1)/obj/libdao/cuda/%.o,$(LIBDAO_CUDA_SRCS))
 
 override CFLAGS  += -DDAO_HAVE_CUDA
-override LDFLAGS += $(CUDA_LDFLAGS) -lcudart
+# --no-as-needed: some links name libdao.a again after LDFLAGS; the runtime
+# must stay loaded for the references pulled in then.
+override LDFLAGS += $(CUDA_LDFLAGS) -Wl,--push-state,--no-as-needed -lcudart -Wl,--pop-state
 
 # The archive and shared-library rules link $^: added prerequisites join them.
 define libdao_cuda_variant

@@ -46,3 +46,4 @@ install: all
 	ln -sf libdao.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libdao.so
 	install -m 0644 $(BUILD)/lib/libdao.a $(DESTDIR)$(PREFIX)/lib/libdao.a
 	install -m 0644 $(BUILD)/lib/pkgconfig/dao.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dao.pc
+include libdao/cuda.mk

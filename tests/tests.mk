@@ -35,3 +35,4 @@ check-tsan: $(UNIT_tsan)
 	$(if $(UNIT_tsan),setarch $$(uname -m) -R prove -f $(UNIT_tsan),@echo "no tsan tests")
 
 check: check-rel check-asan check-tsan $(CHECK_EXTRA)
+-include tests/gpu/gpu.mk

@@ -20,5 +20,5 @@ check-gpu: $(GPU_TESTS)
 	prove -f $(GPU_TESTS)
 else
 check-gpu:
-	@echo "check-gpu: SKIP: libdao is built without CUDA ($(CUDA_HOME)/include/cuda_runtime.h not found)"
+	@echo "check-gpu: SKIP: libdao is built without CUDA (no toolkit found by libdao/cuda.mk)"
 endif

@@ -48,6 +48,15 @@ static void test_contiguous(void)
 	tap_ok(b[2] != NULL, "and its remainder is usable");
 	TAP_IS_U64(a.used, 4096, "full again");
 	TAP_IS_U64(a.peak, 4096, "peak is the whole arena");
+	f = fence_of(0, 0, 0);
+	for (int i = 0; i < 4; i++)
+		if (b[i])
+			arena_free(&a, b[i], &f);
+	TAP_IS_U64(a.used, 0, "everything given back");
+	b[0] = arena_alloc(&a, 4096);
+	tap_ok(b[0] != NULL, "and coalesced into one block again");
+	if (b[0])
+		arena_free(&a, b[0], &f);
 	arena_destroy(&a);
 }
 
@@ -73,6 +82,9 @@ static void test_exact_fit(void)
 			break;
 	}
 	tap_ok(b[0] && b[1] && b[2], "a freed tile's place is always found again");
+	for (int i = 0; i < 3; i++)
+		if (b[i])
+			arena_free(&a, b[i], &z);
 	arena_destroy(&a);
 }
 
@@ -97,6 +109,12 @@ static void test_paged(void)
 	x = arena_alloc(&a, 300);
 	tap_ok(x && x->fence.seq[2] == 9, "spanning two give-backs waits for both");
 	TAP_IS_U64(a.used, 800, "used bytes add up");
+	f = fence_of(0, 0, 0);
+	if (z)
+		arena_free(&a, z, &f);
+	if (x)
+		arena_free(&a, x, &f);
+	TAP_IS_U64(a.used, 0, "everything given back");
 	arena_destroy(&a);
 }
 

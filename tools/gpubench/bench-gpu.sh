@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# bench-gpu.sh - the GPU benchmark of `make bench-gpu` (issue 6): pinned
+# copy bandwidth, then dao-cholesky with the matrix at 1x (in memory), 2x
+# and 4x the device budget under cuda-explicit, cuda-managed and a baseline
+# (lru, no lookahead, on cuda-explicit). Each time is given as a ratio to
+# the in-memory time of the same matrix (dao-cholesky --compare's unlimited
+# run) and to the bound max(compute, bytes moved / measured bandwidth),
+# compute being that in-memory time.
+#
+# Safety on lent cards: the budget (DAO_BENCH_BUDGET, default 1G) is far
+# below any card's memory and the largest matrix is 4x the budget, so
+# managed memory never exceeds what the card has free; nothing about the
+# card is changed.
+#
+# Environment: DAO_GPUBW, DAO_CHOLESKY (the binaries), DAO_BENCH_BUDGET,
+# DAO_BENCH_TILE (default 2048), DAO_BENCH_RATIOS (default "1 2 4"),
+# DAO_BENCH_OUT (markdown copy of the table, default bench-gpu.md).
+# Exit status 77 when no CUDA device is usable.
+set -u
+
+bw_bin=${DAO_GPUBW:-build/bin/dao-gpubw}
+chol=${DAO_CHOLESKY:-build/bin/dao-cholesky}
+budget=${DAO_BENCH_BUDGET:-1G}
+tile=${DAO_BENCH_TILE:-2048}
+ratios=${DAO_BENCH_RATIOS:-1 2 4}
+out=${DAO_BENCH_OUT:-bench-gpu.md}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# json FILE EXPR: a Perl expression over the decoded object $j.
+json() {
+	perl -MJSON::PP -e '
+		local $/; open(my $f, "<", $ARGV[0]) or die; my $j = decode_json(<$f>);
+		my $v = eval $ARGV[1]; die $@ if $@; print "$v\n";' "$1" "$2"
+}
+
+"$bw_bin" >"$tmp/bw.json"
+rc=$?
+[ $rc = 77 ] && exit 77
+[ $rc = 0 ] || { echo "bench-gpu: dao-gpubw failed" >&2; exit 1; }
+
+budget_bytes=$(perl -e '
+	my ($v, $s) = $ARGV[0] =~ /^(\d+)([KMGT]?)$/i or die "bad budget\n";
+	my %m = (""=>1, K=>1<<10, M=>1<<20, G=>1<<30, T=>1<<40);
+	print $v * $m{uc $s};' "$budget") || exit 2
+tile_bytes=$((tile * tile * 8))
+
+gpu=$(json "$tmp/bw.json" '$j->{gpu}')
+driver=$(sed -n 's/.*Kernel Module *\([0-9.]*\).*/\1/p' /proc/driver/nvidia/version 2>/dev/null)
+h2d=$(json "$tmp/bw.json" '$j->{h2d_bytes_per_s}')
+d2h=$(json "$tmp/bw.json" '$j->{d2h_bytes_per_s}')
+bidir=$(json "$tmp/bw.json" '$j->{bidir_bytes_per_s}')
+
+{
+	echo "GPU: $gpu; NVIDIA driver ${driver:-unknown}; CUDA driver API $(json "$tmp/bw.json" '$j->{cuda_driver}'); $(date -u +%Y-%m-%d)"
+	echo
+	printf 'Pinned bandwidth: host-to-device %.1f GB/s, device-to-host %.1f GB/s, both at once %.1f GB/s\n' \
+		"$(perl -e "print $h2d/1e9")" "$(perl -e "print $d2h/1e9")" "$(perl -e "print $bidir/1e9")"
+	echo
+	echo "dao-cholesky, tile $tile ($tile_bytes bytes), device budget $budget_bytes bytes"
+	echo
+	echo "| matrix / budget | n | run | seconds | in-memory s | vs in-memory | bound s | vs bound | h2d GiB | d2h GiB | check |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+} | tee "$out"
+
+for ratio in $ratios; do
+	# Tiles of the lower triangle: nt (nt + 1) / 2 closest to ratio x the
+	# tiles the budget holds (at most that many for 1x: it must fit).
+	nt=$(perl -e '
+		my ($r, $b, $t) = @ARGV; my $want = $r * int($b / $t); my $nt = 1;
+		$nt++ while ($nt + 1) * ($nt + 2) / 2 <= $want;
+		print $nt;' "$ratio" "$budget_bytes" "$tile_bytes")
+	n=$((nt * tile))
+	for run in "cuda-explicit dao" "cuda-managed dao" "cuda-explicit lru-baseline"; do
+		set -- $run
+		backend=$1
+		name="$1 $2"
+		args=(--json --compare --n "$n" --tile "$tile" --budget "$budget_bytes" --backend "$backend")
+		[ "$2" = lru-baseline ] && args+=(--policy lru --lookahead 1)
+		"$chol" "${args[@]}" >"$tmp/run.json" 2>"$tmp/run.err"
+		rc=$?
+		if [ $rc != 0 ] || [ ! -s "$tmp/run.json" ]; then
+			echo "| ${ratio}x | $n | $name | failed (exit $rc): $(tr '\n' ' ' <"$tmp/run.err") |||||||| |" | tee -a "$out"
+			continue
+		fi
+		json "$tmp/run.json" "
+			my (\$s, \$m) = (\$j->{seconds}, \$j->{compare}{seconds});
+			my (\$in, \$back) = (\$j->{h2d_bytes}, \$j->{d2h_bytes});
+			my \$bound = \$m;
+			for my \$t (\$in / $h2d, \$back / $d2h, (\$in + \$back) / $bidir) {
+				\$bound = \$t if \$t > \$bound;
+			}
+			sprintf('| ${ratio}x | $n | $name | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %s |',
+				\$s, \$m, \$s / \$m, \$bound, \$s / \$bound, \$in / 2**30, \$back / 2**30,
+				\$j->{passed} ? 'passed' : 'FAILED')" | tee -a "$out"
+	done
+done
+echo
+echo "bench-gpu: table written to $out; record it in Documentation/cuda.md"

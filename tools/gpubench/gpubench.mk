@@ -1,0 +1,25 @@
+# tools/gpubench/gpubench.mk - `make bench-gpu` (issue 6), for a session
+# with a lent GPU: dao-gpubw measures pinned copy bandwidth, bench-gpu.sh
+# runs dao-cholesky at 1x, 2x and 4x its device budget on both CUDA
+# backends and a baseline, and prints the table to record in
+# Documentation/cuda.md (also written to $(BUILD)/bench-gpu.md).
+
+.PHONY: bench-gpu
+
+ifeq ($(HAVE_CUDA),1)
+GPUBW_BIN := $(BUILD)/bin/dao-gpubw
+
+$(GPUBW_BIN): tools/gpubench/gpubw.c
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,rel) $(CUDA_CFLAGS) -MMD -MP -o $@ $< $(call ldflags,rel)
+
+all: $(GPUBW_BIN)
+
+bench-gpu: $(GPUBW_BIN) $(CHOL_BIN)
+	DAO_GPUBW=$(GPUBW_BIN) DAO_CHOLESKY=$(CHOL_BIN) DAO_BENCH_OUT=$(BUILD)/bench-gpu.md \
+		bash tools/gpubench/bench-gpu.sh || { rc=$$?; test $$rc = 77 && \
+		echo "bench-gpu: SKIP: no usable CUDA device"; test $$rc = 77; }
+else
+bench-gpu:
+	@echo "bench-gpu: SKIP: libdao is built without CUDA (no toolkit found by libdao/cuda.mk)"
+endif
