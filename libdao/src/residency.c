@@ -565,17 +565,17 @@ static dao_status vacate_for_host(struct device *d, struct rec *r)
 	return DAO_OK;
 }
 
-dao_status res_host_write(struct device *d, struct op *op)
+/* Make r's host copy current (when its contents are needed) and idle, for
+ * the job to read or write it; r stays pinned until the op is consumed. */
+static dao_status host_prepare(struct device *d, struct rec *r, bool need_current)
 {
-	struct rec *r = op->opnd[0].rec;
 	dao_status st = DAO_OK;
 
 	r->pin++;
 	victim_remove(d, r);
-	/* A partial write merges with the current contents. */
 	if (d->be->unified && r->blk)
 		st = vacate_for_host(d, r);
-	else if (op->opnd[0].mode != MODE_W && rec_dirty(r))
+	else if (need_current && rec_dirty(r))
 		st = write_back(d, r);
 	if (st == DAO_OK)
 		st = ensure_host(d, r);
@@ -584,6 +584,15 @@ dao_status res_host_write(struct device *d, struct op *op)
 
 		st = res_wait(d, &f);
 	}
+	return st;
+}
+
+dao_status res_host_write(struct device *d, struct op *op)
+{
+	struct rec *r = op->opnd[0].rec;
+	/* A partial write merges with the current contents. */
+	dao_status st = host_prepare(d, r, op->opnd[0].mode != MODE_W);
+
 	if (st == DAO_OK) {
 		if (r->host)
 			memcpy((char *)r->host + op->off, op->mem, op->len);
@@ -598,21 +607,8 @@ dao_status res_host_write(struct device *d, struct op *op)
 dao_status res_host_read(struct device *d, struct op *op)
 {
 	struct rec *r = op->opnd[0].rec;
-	dao_status st = DAO_OK;
+	dao_status st = host_prepare(d, r, true);
 
-	r->pin++;
-	victim_remove(d, r);
-	if (d->be->unified && r->blk)
-		st = vacate_for_host(d, r);
-	else if (rec_dirty(r))
-		st = write_back(d, r);
-	if (st == DAO_OK)
-		st = ensure_host(d, r);
-	if (st == DAO_OK) {
-		dao_fence f = r->host_busy;
-
-		st = res_wait(d, &f);
-	}
 	if (st == DAO_OK && r->host)
 		memcpy(op->mem, (char *)r->host + op->off, op->len);
 	consume(d, op, true);
