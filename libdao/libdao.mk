@@ -32,9 +32,15 @@ $(BUILD)/lib/libdao.a: $(LIBDAO_A)
 	@mkdir -p $(@D)
 	cp $< $@
 
-$(BUILD)/lib/pkgconfig/dao.pc: libdao/dao.pc.in Makefile
+# What a static link of libdao.a needs besides it (CUDA's runtime when the
+# CUDA backends are built: HAVE_CUDA comes from libdao/cuda.mk).
+DAO_PC_LIBS_PRIVATE = -pthread -lm $(if $(HAVE_CUDA),-L$(CUDA_LIBDIR) -Wl$(,)-rpath$(,)$(CUDA_LIBDIR) -lcudart)
+, := ,
+
+$(BUILD)/lib/pkgconfig/dao.pc: libdao/dao.pc.in Makefile libdao/libdao.mk libdao/cuda.mk
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@LIBS_PRIVATE@|$(DAO_PC_LIBS_PRIVATE)|g' $< > $@
 
 all: $(LIBDAO_SO) $(BUILD)/lib/libdao.a $(BUILD)/lib/pkgconfig/dao.pc
 

@@ -51,7 +51,10 @@ soname=$(readelf -d "$dest$prefix/lib/libdao.so" | sed -n 's/.*(SONAME).*\[\(.*\
 test -n "$soname" && test -e "$dest$prefix/lib/$soname"
 ok $? "libdao.so has a soname ($soname) and it is installed"
 
-export PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$dest$prefix/lib/pkgconfig
+# The staged tree stands where it would be installed: its prefix moved under
+# DESTDIR (a sysroot would also move the paths of libraries outside it).
+export PKG_CONFIG_PATH=$dest$prefix/lib/pkgconfig
+pkg-config() { command pkg-config --define-variable=prefix="$dest$prefix" "$@"; }
 # shellcheck disable=SC2046
 cc -std=gnu11 -Wall -Wextra -Werror tools/examples/axpy.c -o "$tmp/axpy-installed" \
 	$(pkg-config --cflags --libs dao) >"$tmp/cc.log" 2>&1
@@ -60,7 +63,7 @@ LD_LIBRARY_PATH=$dest$prefix/lib "$tmp/axpy-installed" >/dev/null 2>&1
 ok $? "and runs against the installed libdao.so"
 # shellcheck disable=SC2046
 cc -std=gnu11 tools/examples/axpy.c -o "$tmp/axpy-static" \
-	$(pkg-config --cflags dao) "$dest$prefix/lib/libdao.a" $(pkg-config --static --libs-only-l dao | sed 's/-ldao//') >"$tmp/cc-static.log" 2>&1 &&
+	$(pkg-config --cflags dao) "$dest$prefix/lib/libdao.a" $(pkg-config --static --libs dao | sed 's/-ldao\b//') >"$tmp/cc-static.log" 2>&1 &&
 	"$tmp/axpy-static" >/dev/null 2>&1
 ok $? "an example links statically with libdao.a and pkg-config --static"
 
