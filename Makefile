@@ -47,4 +47,4 @@ clean:
 	rm -rf $(BUILD)
 
 # Dependency files produced by -MMD.
--include $(shell find $(BUILD)/rel $(BUILD)/asan $(BUILD)/tsan $(BUILD)/bin -name '*.d' -type f 2>/dev/null)
+-include $(shell find $(BUILD)/rel $(BUILD)/asan $(BUILD)/tsan $(BUILD)/nocuda $(BUILD)/bin -name '*.d' -type f 2>/dev/null)

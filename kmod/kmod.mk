@@ -72,10 +72,10 @@ $(KTEST_BIN)/test_%: tests/kmod/test_%.c $(KTEST_BIN)/util.o $(KSELFTEST_DIR)/ks
 
 # The libdao program of the VM suite: a job whose staging does not fit
 # under the node limit it runs with.
-$(KTEST_BIN)/libdao_job: tests/kmod/libdao_job.c $(LIBDAO_A) $(KTEST_BIN)/util.o \
+$(KTEST_BIN)/libdao_job: tests/kmod/libdao_job.c $(LIBDAO_NOCUDA_A) $(KTEST_BIN)/util.o \
 		$(KSELFTEST_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
-	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(LIBDAO_A) $(KTEST_LIBS) \
+	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(LIBDAO_NOCUDA_A) $(KTEST_LIBS) \
 		$(KTEST_LDFLAGS)
 
 # daoctl with the module loaded (test_daoctl): static daoctl and dao-pubjob,
@@ -83,13 +83,13 @@ $(KTEST_BIN)/libdao_job: tests/kmod/libdao_job.c $(LIBDAO_A) $(KTEST_BIN)/util.o
 KTEST_DAOCTL := $(if $(DAOCTL_OBJS),$(KTEST_BIN)/daoctl)
 KTEST_PUBJOB := $(if $(wildcard tests/daoctl/pubjob.c),$(KTEST_BIN)/dao-pubjob)
 
-$(KTEST_BIN)/daoctl: $(DAOCTL_OBJS) $(LIBDAO_A)
+$(KTEST_BIN)/daoctl: $(DAOCTL_OBJS) $(LIBDAO_NOCUDA_A)
 	@mkdir -p $(@D)
-	$(CC) -static -pthread -o $@ $(DAOCTL_OBJS) $(LIBDAO_A) $(KTEST_LIBS) $(KTEST_LDFLAGS)
+	$(CC) -static -pthread -o $@ $(DAOCTL_OBJS) $(LIBDAO_NOCUDA_A) $(KTEST_LIBS) $(KTEST_LDFLAGS)
 
-$(KTEST_BIN)/dao-pubjob: tests/daoctl/pubjob.c $(LIBDAO_A)
+$(KTEST_BIN)/dao-pubjob: tests/daoctl/pubjob.c $(LIBDAO_NOCUDA_A)
 	@mkdir -p $(@D)
-	$(CC) $(call cflags,rel) -static -o $@ $< $(LIBDAO_A) -pthread -lm
+	$(CC) $(filter-out -DDAO_HAVE_CUDA,$(call cflags,rel)) -static -o $@ $< $(LIBDAO_NOCUDA_A) -pthread -lm
 
 $(KTEST_BIN)/json.o: tests/kmod/json.c tests/kmod/json.h
 	@mkdir -p $(@D)

@@ -19,6 +19,18 @@ endef
 $(foreach v,rel asan tsan,$(eval $(call libdao_variant,$(v))))
 
 LIBDAO_A  := $(BUILD)/rel/lib/libdao.a
+
+# libdao without the CUDA backends, for static programs that run where no
+# CUDA runtime is (the module's tests in a VM).
+LIBDAO_NOCUDA_A := $(BUILD)/nocuda/lib/libdao.a
+$(BUILD)/nocuda/obj/libdao/%.o: libdao/src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -DDAO_HAVE_CUDA,$(call cflags,rel)) -MMD -MP -c $< -o $@
+
+$(LIBDAO_NOCUDA_A): $(call libdao_objs,nocuda)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
 LIBDAO_SO := $(BUILD)/lib/libdao.so.$(VERSION)
 LIBDAO_LIBS := -pthread -lm
 
