@@ -15,10 +15,11 @@ daoctl_abs=$(readlink -f "$daoctl")
 tmp=$(mktemp -d)
 uid=$(id -u)
 tmux_sock=daoctl-test-$$
+top_runs=0
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	tmux -L "$tmux_sock" kill-server 2>/dev/null
+	for i in $(seq 1 "$top_runs"); do tmux -L "$tmux_sock.$i" kill-server 2>/dev/null; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -294,19 +295,22 @@ ok $? "a busy job publishes"
 # first), the terminal settings saved around it;
 # KEY ends it. Leaves the last screen in $tmp/screen.
 top_run() {
-	local key=$1 ok_screen=1
+	local key=$1 ok_screen=1 sock
+	# A server of its own each time: the last one may still be exiting.
+	top_runs=$((top_runs + 1))
+	sock=$tmux_sock.$top_runs
 	rm -f "$tmp/top.rc" "$tmp/stty.before" "$tmp/stty.after"
-	tmux -L "$tmux_sock" new-session -d -x 150 -y 120 \
+	tmux -L "$sock" new-session -d -x 150 -y 120 \
 		"stty -g >'$tmp/stty.before'; '$daoctl_abs' top; echo \$? >'$tmp/top.rc.tmp'; stty -g >'$tmp/stty.after'; mv '$tmp/top.rc.tmp' '$tmp/top.rc'"
 	screen_ready() {
-		tmux -L "$tmux_sock" capture-pane -p >"$tmp/screen" 2>/dev/null &&
+		tmux -L "$sock" capture-pane -p >"$tmp/screen" 2>/dev/null &&
 			grep -q 'daoctl top' "$tmp/screen" &&
 			grep -Eq "^ *$pid_busy +busy +host .* [0-9.]+[kMG]? +[0-9.]+[KMG]?B? " "$tmp/screen" &&
 			! grep -Eq "^ *$pid_busy .* - +- +- +- *$" "$tmp/screen"
 	}
 	poll 30 screen_ready && ok_screen=0
 	[ $ok_screen -eq 0 ] || sed 's/^/# screen: /' "$tmp/screen"
-	tmux -L "$tmux_sock" send-keys "$key"
+	tmux -L "$sock" send-keys "$key"
 	poll 30 test -e "$tmp/top.rc"
 	TOP_SCREEN=$ok_screen
 }
