@@ -34,6 +34,10 @@ int bench_fail(const char *what, dao_status st);
  * and policy (DAO_POLICY_DEFAULT: libdao's). */
 dao_status bench_open(uint64_t budget, dao_policy policy, dao_ctx *ctx);
 
+/* Release bufs[0..n) and close ctx; the first failure, when *st holds none
+ * yet, goes to *st and *what. */
+void bench_close(dao_ctx ctx, const dao_buf *bufs, uint64_t n, dao_status *st, const char **what);
+
 int bench_overhead(const struct bench_options *o);
 int bench_copy(const struct bench_options *o);
 

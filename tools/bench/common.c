@@ -22,3 +22,21 @@ dao_status bench_open(uint64_t budget, dao_policy policy, dao_ctx *ctx)
 	cfg.job_name = "dao-bench";
 	return dao_open(&cfg, ctx);
 }
+
+void bench_close(dao_ctx ctx, const dao_buf *bufs, uint64_t n, dao_status *st, const char **what)
+{
+	dao_status st2;
+
+	for (uint64_t i = 0; i < n; i++) {
+		st2 = dao_release(ctx, bufs[i]);
+		if (st2 != DAO_OK && *st == DAO_OK) {
+			*st = st2;
+			*what = "dao_release";
+		}
+	}
+	st2 = dao_close(ctx, NULL);
+	if (st2 != DAO_OK && *st == DAO_OK) {
+		*st = st2;
+		*what = "dao_close";
+	}
+}

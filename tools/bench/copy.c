@@ -174,7 +174,7 @@ int bench_copy(const struct bench_options *o)
 	uint8_t *src = malloc(o->buffers * o->buffer_bytes);
 	uint8_t *dst = malloc(budget);
 	const char *what = "dao_open";
-	dao_status st, st2;
+	dao_status st;
 	int ret = 1;
 	dao_ctx ctx;
 
@@ -225,18 +225,7 @@ int bench_copy(const struct bench_options *o)
 	}
 	ret = 0;
 out_close:
-	for (uint64_t i = 0; i < created; i++) {
-		st2 = dao_release(ctx, bufs[i]);
-		if (st2 != DAO_OK && st == DAO_OK) {
-			st = st2;
-			what = "dao_release";
-		}
-	}
-	st2 = dao_close(ctx, NULL);
-	if (st2 != DAO_OK && st == DAO_OK) {
-		st = st2;
-		what = "dao_close";
-	}
+	bench_close(ctx, bufs, created, &st, &what);
 out_fail:
 	if (st != DAO_OK)
 		ret = bench_fail(what, st);

@@ -88,7 +88,7 @@ static int measure(uint64_t live, uint64_t kernels, struct overhead_row *row)
 	dao_stats before, after;
 	dao_buf *bufs = calloc(live, sizeof(*bufs));
 	uint64_t created = 0, t0, sync_kernels = kernels / 100 ? kernels / 100 : 1;
-	dao_status st, st2;
+	dao_status st;
 	const char *what;
 	dao_ctx ctx;
 
@@ -162,18 +162,7 @@ static int measure(uint64_t live, uint64_t kernels, struct overhead_row *row)
 			row->ns_per_call = ns;
 	}
 out:
-	for (uint64_t i = 0; i < created; i++) {
-		st2 = dao_release(ctx, bufs[i]);
-		if (st2 != DAO_OK && st == DAO_OK) {
-			st = st2;
-			what = "dao_release";
-		}
-	}
-	st2 = dao_close(ctx, NULL);
-	if (st2 != DAO_OK && st == DAO_OK) {
-		st = st2;
-		what = "dao_close";
-	}
+	bench_close(ctx, bufs, created, &st, &what);
 	free(bufs);
 	return st == DAO_OK ? 0 : bench_fail(what, st);
 }
