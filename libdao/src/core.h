@@ -97,7 +97,6 @@ struct rec {
 	uint32_t refs; /* live handle slots naming it */
 	bool released;
 	bool traced; /* its 'b' line is in the trace */
-	bool dead;
 	char label[DAO_LABEL_MAX];
 	struct opnd *use_head, *use_tail;
 	uint64_t stamp; /* launch-time deduplication */

@@ -618,7 +618,6 @@ dao_status res_host_read(struct device *d, struct op *op)
 void res_free_rec(struct device *d, struct rec *r)
 {
 	victim_remove(d, r);
-	r->dead = true;
 	if (r->blk) {
 		bool moved;
 

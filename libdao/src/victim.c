@@ -167,7 +167,7 @@ void victim_update(struct device *d, struct rec *r)
 	enum heap_id which;
 	struct victim_heap *h;
 
-	if (!r->blk || r->pin || r->dead) {
+	if (!r->blk || r->pin) {
 		victim_remove(d, r);
 		return;
 	}
