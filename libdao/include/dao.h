@@ -87,7 +87,7 @@ typedef enum dao_log_level {
 
 /* Flags for dao_config.flags. */
 /* Give this context a device of its own instead of sharing the process-wide
- * one (decision 11); for tests, simulators and side-by-side comparisons. */
+ * one (decision 11 of Documentation/architecture.md); for tests, simulators and side-by-side comparisons. */
 #define DAO_CONFIG_PRIVATE (1u << 0)
 /* Start a kernel only when the lookahead window behind it is full or the job
  * waits (sync, read, write, close): transfer decisions then depend on the

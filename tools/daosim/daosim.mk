@@ -41,7 +41,7 @@ $(foreach v,rel asan,$(foreach t,$(DAOSIM_TESTS),\
 # End-to-end checks of the command line.
 .PHONY: check-daosim install-daosim
 check-daosim: $(DAOSIM_BIN)
-	DAOSIM=$(DAOSIM_BIN) TRACES=$(abspath ../shared/traces) prove -f --exec bash tools/daosim/check.t
+	DAOSIM=$(DAOSIM_BIN) TRACES=$(abspath tests/traces) prove -f --exec bash tools/daosim/check.t
 
 CHECK_EXTRA += check-daosim
 
