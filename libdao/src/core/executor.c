@@ -7,8 +7,12 @@
  */
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "base/log.h"
+#include "core/executor.h"
+#include "core/publish.h"
+#include "core/queue.h"
+#include "core/residency.h"
 
 static bool runnable(const struct device *d)
 {
