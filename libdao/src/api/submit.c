@@ -93,9 +93,24 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 			return DAO_ERR_INVALID;
 	bytes = sizeof(*op) + count * (sizeof(struct karg) + sizeof(struct opnd) + sizeof(void *) +
 				       sizeof(uint64_t)) + namelen + 1;
-	op = calloc(1, bytes);
-	if (!op)
+	st = ctx_enter(h, &c);
+	if (st != DAO_OK)
+		return st;
+	d = c->dev;
+	/* Bounded run-ahead: the lookahead window. */
+	while ((st = context_usable(c)) == DAO_OK && c->queued > d->lookahead)
+		queue_wait_window(d, c);
+	if (st == DAO_OK)
+		queue_wait_turn(d);
+	if (st != DAO_OK) {
+		ctx_leave(c);
+		return st;
+	}
+	op = op_alloc(d, bytes);
+	if (!op) {
+		ctx_leave(c);
 		return DAO_ERR_NOMEM;
+	}
 	op->args = (struct karg *)(op + 1);
 	op->opnd = (struct opnd *)(op->args + count);
 	op->ptrs = (void **)(op->opnd + count);
@@ -105,18 +120,6 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		memcpy(p, name, namelen);
 	p[namelen] = 0;
 	op->name = name ? p : NULL;
-
-	st = ctx_enter(h, &c);
-	if (st != DAO_OK) {
-		free(op);
-		return st;
-	}
-	d = c->dev;
-	/* Bounded run-ahead: the lookahead window. */
-	while ((st = context_usable(c)) == DAO_OK && c->queued > d->lookahead)
-		wait_done(d);
-	if (st == DAO_OK)
-		queue_wait_turn(d);
 	d->stamp++;
 	for (size_t i = 0; st == DAO_OK && i < count; i++) {
 		struct rec *r;
@@ -147,8 +150,8 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		st = DAO_ERR_BUDGET;
 	}
 	if (st != DAO_OK) {
+		op_release(d, op);
 		ctx_leave(c);
-		free(op);
 		return st;
 	}
 	op->kind = OP_KERNEL;

@@ -12,6 +12,7 @@
 #include "core/device.h"
 #include "core/executor.h"
 #include "core/publish.h"
+#include "core/queue.h"
 #include "core/victim.h"
 #include "policy/policy.h"
 #include "trace/trace_writer.h"
@@ -21,6 +22,7 @@ void device_destroy(struct device *d)
 	if (!d)
 		return;
 	executor_stop(d);
+	op_cache_destroy(d);
 	publish_close(d);
 	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
 		dao_warn("writing the trace failed");

@@ -86,6 +86,7 @@ struct op {
 	void *mem;
 	/* OP_FREE */
 	struct rec *free_rec;
+	bool cached; /* from the device's op cache (queue.c), goes back there */
 	/* blocking ops: the submitter waits for done */
 	bool blocking;
 	bool done;
@@ -157,6 +158,11 @@ struct dev_queue {
 	uint64_t now_seq;     /* seq of the op being executed */
 	struct op *pinned_op; /* kernel whose operands are pinned, between prepare and retire */
 	bool executing;       /* between popping an op and finishing it */
+	/* Ops pushed so far; read without dev->mu by the executor's poll. */
+	uint64_t pushed;
+	/* Finished small ops kept for reuse (queue.c): no malloc per launch. */
+	struct op *free_ops;
+	uint32_t nfree;
 };
 
 /* What is resident where, and what goes next (residency.c, victim.c). */
@@ -188,6 +194,7 @@ struct device {
 	bool stop;
 	bool exec_waiting;     /* executor sleeps on work_cv */
 	uint32_t done_waiters; /* threads sleeping on done_cv */
+	uint32_t window_waiters; /* of those, launches waiting for a full window to drain */
 
 	struct dao_backend *be;
 	dao_backend_kind kind;
@@ -228,6 +235,7 @@ struct ctx {
 	uint32_t free_head; /* 1-based; 0 none */
 	uint64_t live_handles;
 	uint64_t queued;
+	uint32_t window_waiters; /* launches sleeping until its queue drains */
 	uint32_t active; /* API calls in flight (registry mutex) */
 	bool closing;
 	dao_status failure; /* first kernel failure */

@@ -28,6 +28,7 @@
 #define TABLE_PERIOD_NS 100000000ull
 
 struct dao_publisher {
+	uint64_t last_summary_ns; /* coarse clock at the last summary */
 	void *map;
 	size_t len;
 	struct dao_pub_area *sum;
@@ -357,7 +358,7 @@ fail:
 	free(p);
 }
 
-void publish_tick(struct device *d)
+void publish_tick(struct device *d, bool busy)
 {
 	struct dao_publisher *p = d->pub;
 	uint64_t now;
@@ -365,6 +366,12 @@ void publish_tick(struct device *d)
 	if (!p)
 		return;
 	now = coarse_ns();
+	/* Within one tick of the coarse clock a reader could not tell the
+	 * rewrites apart by their time anyway; the last op before the
+	 * executor idles is always published. */
+	if (busy && now == p->last_summary_ns)
+		return;
+	p->last_summary_ns = now;
 	publish_summary(p, d, now);
 	/* The job waiting on an idle executor (sync, read, write) is when a
 	 * reader most wants the table to match what the job sees; but a

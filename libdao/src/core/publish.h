@@ -11,7 +11,9 @@
 #include "core/objects.h"
 
 void publish_open(struct device *d);
-void publish_tick(struct device *d);
+/* busy: more ops are about to run; then the summary is rewritten only once
+ * the coarse clock has moved since the last one, not after every op. */
+void publish_tick(struct device *d, bool busy);
 void publish_close(struct device *d);
 
 #endif /* DAO_CORE_PUBLISH_H */

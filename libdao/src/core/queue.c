@@ -3,7 +3,62 @@
  * queue.c - the device's queue of ops: the job's threads push, the executor
  * pops (executor.c); blocking calls sleep until their op is done.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/queue.h"
+
+/* Ops up to this size (a kernel of up to 8 distinct operands with a name
+ * of up to 63 characters) are recycled; a device keeps at most OP_CACHE_MAX
+ * of them, a window's worth at the default lookahead and then some. */
+#define OP_CACHE_BYTES                                                                     \
+	(sizeof(struct op) +                                                              \
+	 8 * (sizeof(struct karg) + sizeof(struct opnd) + sizeof(void *) + sizeof(uint64_t)) + 64)
+#define OP_CACHE_MAX 256u
+
+struct op *op_alloc(struct device *d, size_t bytes)
+{
+	struct op *op;
+
+	if (bytes > OP_CACHE_BYTES)
+		return calloc(1, bytes);
+	op = d->q.free_ops;
+	if (op) {
+		d->q.free_ops = op->next;
+		d->q.nfree--;
+		/* Only the header needs zeroes: the launch fills in every
+		 * operand it uses. */
+		memset(op, 0, sizeof(*op));
+	} else {
+		op = calloc(1, OP_CACHE_BYTES);
+		if (!op)
+			return NULL;
+	}
+	op->cached = true;
+	return op;
+}
+
+void op_release(struct device *d, struct op *op)
+{
+	if (!op->cached || d->q.nfree >= OP_CACHE_MAX) {
+		free(op);
+		return;
+	}
+	op->next = d->q.free_ops;
+	d->q.free_ops = op;
+	d->q.nfree++;
+}
+
+void op_cache_destroy(struct device *d)
+{
+	while (d->q.free_ops) {
+		struct op *op = d->q.free_ops;
+
+		d->q.free_ops = op->next;
+		free(op);
+	}
+	d->q.nfree = 0;
+}
 
 void queue_push(struct device *d, struct op *op)
 {
@@ -19,6 +74,8 @@ void queue_push(struct device *d, struct op *op)
 		op->ctx->queued++;
 	if (op->blocking)
 		d->q.flush++;
+	/* Relaxed: the executor's poll only needs to see it change. */
+	__atomic_store_n(&d->q.pushed, d->q.pushed + 1, __ATOMIC_RELAXED);
 	if (!d->res.pf_op) {
 		d->res.pf_op = op;
 		d->res.pf_idx = 0;
@@ -49,4 +106,29 @@ dao_status op_wait(struct device *d, struct op *op)
 	while (!op->done)
 		wait_done(d);
 	return op->result;
+}
+
+void queue_wait_window(struct device *d, struct ctx *c)
+{
+	c->window_waiters++;
+	d->window_waiters++;
+	wait_done(d);
+	d->window_waiters--;
+	c->window_waiters--;
+}
+
+/*
+ * Waking a sleeping thread costs microseconds when it sleeps on another
+ * CPU: a launch waiting for a full window is woken once its queue is down
+ * to half the window (then it can queue many kernels before it waits
+ * again), not after every op. Everyone else waits for a particular op or
+ * turn and is woken after every op.
+ */
+void queue_op_finished(struct device *d, struct ctx *c, bool blocking)
+{
+	if (!d->done_waiters)
+		return;
+	if (blocking || d->done_waiters > d->window_waiters ||
+	    (c && c->window_waiters && (c->queued <= d->lookahead / 2 || c->failure || d->failure)))
+		pthread_cond_broadcast(&d->done_cv);
 }

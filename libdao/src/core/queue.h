@@ -18,5 +18,17 @@ static inline bool queue_window_full(const struct device *d)
 	return d->q.head && d->q.tail->seq - d->q.head->seq >= d->lookahead;
 }
 dao_status op_wait(struct device *d, struct op *op);
+/* Launch side: sleep until c's queue has drained to the low watermark
+ * (half the window), or c or the device failed. */
+void queue_wait_window(struct device *d, struct ctx *c);
+/* Executor side, after finishing an op of c (NULL: none): wake the
+ * threads whose wait may be over. */
+void queue_op_finished(struct device *d, struct ctx *c, bool blocking);
+/* A zeroed op of at least bytes bytes, from the device's cache when small;
+ * NULL when out of memory. op_release gives one back (any op the job's
+ * side allocated with calloc, too). */
+struct op *op_alloc(struct device *d, size_t bytes);
+void op_release(struct device *d, struct op *op);
+void op_cache_destroy(struct device *d);
 
 #endif /* DAO_CORE_QUEUE_H */
