@@ -194,6 +194,9 @@ struct device {
 	struct dao_publisher *pub;
 	struct rec *all_recs; /* list of live records (rec->all_next) */
 	char job_name[64];
+	uint64_t slurm_job_id;     /* SLURM_JOB_ID when run under Slurm, else 0 */
+	uint64_t peak_pinned_bytes; /* most host bytes pinned at once */
+	char summary_path[4096];   /* DAO_SUMMARY: "stderr", a file, or "" */
 
 	dao_fence issued; /* everything submitted to the backend so far */
 	dao_status failure; /* backend failure: sticky for every context */
@@ -273,6 +276,11 @@ void publish_open(struct device *d);
 void publish_tick(struct device *d);
 void publish_close(struct device *d);
 
+/* summary.c: the device's figures as one line when DAO_SUMMARY asks for it,
+ * written once the executor has stopped. */
+uint64_t summary_slurm_job_id(void);
+void summary_write(const struct device *d);
+
 /* config.c */
 struct resolved_config {
 	dao_backend_kind backend;
@@ -289,6 +297,7 @@ struct resolved_config {
 	uint32_t flags;
 	char trace_path[4096];
 	char job_name[64];
+	char summary_path[4096];
 };
 dao_status config_resolve(const dao_config *cfg, struct resolved_config *out);
 uint64_t config_percent_of(uint64_t total, uint32_t percent);

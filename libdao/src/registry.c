@@ -91,6 +91,7 @@ static void device_destroy(struct device *d)
 	if (!d)
 		return;
 	executor_stop(d);
+	summary_write(d);
 	publish_close(d);
 	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
 		dao_warn("writing the trace failed");
@@ -154,6 +155,8 @@ static dao_status device_create(struct dao_backend *be, const struct resolved_co
 		}
 	}
 	memcpy(d->job_name, rc->job_name, sizeof(d->job_name));
+	memcpy(d->summary_path, rc->summary_path, sizeof(d->summary_path));
+	d->slurm_job_id = summary_slurm_job_id();
 	publish_open(d);
 	st = executor_start(d);
 	if (st != DAO_OK) {
