@@ -42,6 +42,7 @@ include libdao/libdao.mk
 -include $(wildcard tools/*/*.mk)
 -include tests/tests.mk
 -include kmod/kmod.mk
+-include slurm/slurm.mk
 
 clean:
 	rm -rf $(BUILD)
