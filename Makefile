@@ -39,6 +39,7 @@ ldflags = $(SAN_$(1)) -pthread $(LDFLAGS)
 all:
 
 include libdao/libdao.mk
+-include libdao/fortran/fortran.mk
 -include $(wildcard tools/*/*.mk)
 -include tests/tests.mk
 -include kmod/kmod.mk
