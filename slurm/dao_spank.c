@@ -33,7 +33,7 @@
 #include <slurm/spank.h>
 
 #include "options.h"
-#include "publish_layout.h"
+#include "core/publish_layout.h"
 
 SPANK_PLUGIN(dao, 1);
 

@@ -11,7 +11,7 @@ DAO_SPANK_SRCS := slurm/dao_spank.c slurm/options.c
 
 # Slurm resolves its own symbols (slurm_error, spank_*) when it loads the
 # plugin: they are left undefined here, hence no --no-undefined.
-$(DAO_SPANK_SO): $(DAO_SPANK_SRCS) slurm/options.h libdao/src/publish_layout.h
+$(DAO_SPANK_SO): $(DAO_SPANK_SRCS) slurm/options.h libdao/src/core/publish_layout.h
 	@mkdir -p $(@D)
 	$(CC) $(call cflags,rel) -I$(SLURM_INCLUDE) -shared -o $@ $(DAO_SPANK_SRCS)
 

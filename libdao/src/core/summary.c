@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
-#include "log.h"
+#include "core/core.h"
+#include "base/log.h"
 
 /* SLURM_JOB_ID as a number; 0 when absent or not a plain decimal. */
 uint64_t summary_slurm_job_id(void)
