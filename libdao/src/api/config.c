@@ -191,6 +191,13 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 			return DAO_ERR_CONFIG;
 		strcpy(o->trace_path, v);
 	}
+	/* Not a field of dao_config (an ABI change): the environment only. */
+	v = getenv("DAO_SUMMARY");
+	if (v && *v) {
+		if ((strcmp(v, "stderr") && v[0] != '/') || strlen(v) >= sizeof(o->summary_path))
+			return env_error("DAO_SUMMARY", v);
+		strcpy(o->summary_path, v);
+	}
 	v = cfg->job_name;
 	if (!v)
 		v = getenv("DAO_JOB");

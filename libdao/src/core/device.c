@@ -12,6 +12,7 @@
 #include "core/device.h"
 #include "core/executor.h"
 #include "core/publish.h"
+#include "core/summary.h"
 #include "core/victim.h"
 #include "policy/policy.h"
 #include "trace/trace_writer.h"
@@ -21,6 +22,7 @@ void device_destroy(struct device *d)
 	if (!d)
 		return;
 	executor_stop(d);
+	summary_write(d);
 	publish_close(d);
 	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
 		dao_warn("writing the trace failed");
@@ -82,6 +84,8 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		}
 	}
 	memcpy(d->job_name, rc->job_name, sizeof(d->job_name));
+	memcpy(d->summary_path, rc->summary_path, sizeof(d->summary_path));
+	d->slurm_job_id = summary_slurm_job_id();
 	publish_open(d);
 	st = executor_start(d);
 	if (st != DAO_OK) {

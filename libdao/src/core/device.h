@@ -25,6 +25,7 @@ struct resolved_config {
 	uint32_t flags;
 	char trace_path[4096];
 	char job_name[64];
+	char summary_path[4096];
 };
 
 /* A device on backend be (owned from then on, also on failure) with host

@@ -213,6 +213,9 @@ struct device {
 	struct dao_publisher *pub;
 	struct rec *all_recs; /* list of live records (rec->all_next) */
 	char job_name[64];
+	uint64_t slurm_job_id;      /* SLURM_JOB_ID when run under Slurm, else 0 */
+	uint64_t peak_pinned_bytes; /* most host bytes pinned at once */
+	char summary_path[4096];    /* DAO_SUMMARY: "stderr", a file, or "" */
 
 	dao_fence issued; /* everything submitted to the backend so far */
 	dao_status failure; /* backend failure: sticky for every context */

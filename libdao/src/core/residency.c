@@ -39,8 +39,11 @@ static dao_status ensure_host(struct device *d, struct rec *r)
 	st = d->be->ops->host_alloc(d->be, r->size, &r->host, &r->pin_handle);
 	if (st == DAO_OK) {
 		d->stats.host_bytes += r->size;
-		if (r->pin_handle)
+		if (r->pin_handle) {
 			d->stats.pinned_bytes += r->size;
+			if (d->stats.pinned_bytes > d->peak_pinned_bytes)
+				d->peak_pinned_bytes = d->stats.pinned_bytes;
+		}
 	}
 	return st;
 }
