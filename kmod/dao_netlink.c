@@ -229,14 +229,6 @@ static const struct genl_multicast_group dao_nl_mcgrps[] = {
 #endif
 };
 
-#ifndef DAO_HAVE_GENL_MCAST_CAP_SYS_ADMIN
-/* Kernels before the group flags: the family's bind hook checks the same. */
-static int dao_nl_mcast_bind(struct net *net, int group)
-{
-	return ns_capable(net->user_ns, CAP_SYS_ADMIN) ? 0 : -EPERM;
-}
-#endif
-
 static struct genl_family dao_nl_family __ro_after_init = {
 	.name = DAO_GENL_NAME,
 	.version = DAO_GENL_VERSION,
@@ -251,9 +243,6 @@ static struct genl_family dao_nl_family __ro_after_init = {
 #endif
 	.mcgrps = dao_nl_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(dao_nl_mcgrps),
-#ifndef DAO_HAVE_GENL_MCAST_CAP_SYS_ADMIN
-	.mcast_bind = dao_nl_mcast_bind,
-#endif
 };
 
 /*
@@ -265,6 +254,12 @@ static void dao_nl_event(u8 cmd, const struct dao_proc *p, u64 bytes, u64 region
 	struct sk_buff *msg;
 	void *hdr;
 
+	/*
+	 * A kernel that cannot keep the unprivileged out of the group gets
+	 * no events at all rather than events for everyone.
+	 */
+	if (!IS_ENABLED(DAO_HAVE_GENL_MCAST_CAP_SYS_ADMIN))
+		return;
 	if (!genl_has_listeners(&dao_nl_family, &init_net, DAO_NL_GRP_EVENTS))
 		return;
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
