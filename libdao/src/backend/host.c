@@ -127,9 +127,10 @@ static void wait_reached(struct host_backend *h, const dao_fence *f)
 	pthread_mutex_unlock(&h->mu);
 }
 
-static void *host_dev_ptr(struct dao_backend *be, uint64_t off)
+static void *host_kernel_ptr(struct dao_backend *be, void *host, uint64_t dev_off,
+			     uint64_t view_off)
 {
-	return hb(be)->arena + off;
+	return hb(be)->arena + dev_off + view_off;
 }
 
 static dao_status host_alloc(struct dao_backend *be, uint64_t bytes, void **ptr,
@@ -261,7 +262,7 @@ static void host_destroy(struct dao_backend *be)
 
 static const struct dao_backend_ops host_ops = {
 	.name = "host",
-	.dev_ptr = host_dev_ptr,
+	.kernel_ptr = host_kernel_ptr,
 	.host_alloc = host_alloc,
 	.host_free = host_free,
 	.copy = host_copy,

@@ -409,10 +409,9 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 
 		if (!a->rec->blk)
 			op->ptrs[i] = NULL;
-		else if (d->be->unified)
-			op->ptrs[i] = (char *)a->rec->host + a->off;
 		else
-			op->ptrs[i] = d->be->ops->dev_ptr(d->be, a->rec->blk->off + a->off);
+			op->ptrs[i] = d->be->ops->kernel_ptr(d->be, a->rec->host, a->rec->blk->off,
+							     a->off);
 	}
 	return DAO_OK;
 }
