@@ -53,7 +53,12 @@ typedef enum dao_status {
 	DAO_ERR_IO = 15,         /* reading or writing a file failed */
 	DAO_ERR_FORMAT = 16,     /* malformed input (trace, number) */
 	DAO_ERR_FAILED = 17,     /* an earlier asynchronous failure poisoned the context */
+	DAO_ERR_LIMIT = 18,      /* a fixed limit is reached (contexts open at once, handles) */
+	DAO_ERR_REENTRANT = 19,  /* called from a kernel function where it would wait for that kernel */
 } dao_status;
+
+/* The highest status value this version returns. */
+#define DAO_STATUS_LAST DAO_ERR_REENTRANT
 
 /* Human-readable text for a status; never NULL. */
 DAO_API const char *dao_strerror(dao_status status);
