@@ -178,7 +178,6 @@ static void test_other_settings(void)
 
 int main(void)
 {
-	tap_todo = "issue 11 bugs 1 and 6"; /* known defect, fixed next */
 	test_clear_env();
 	test_same_budget();
 	test_other_settings();

@@ -108,7 +108,6 @@ static void test_all_tags_open(void)
 
 int main(void)
 {
-	tap_todo = "issue 11 bug 2"; /* known defect, fixed next */
 	test_clear_env();
 	test_reuse_while_open();
 	test_all_tags_open();

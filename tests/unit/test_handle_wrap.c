@@ -13,7 +13,7 @@
  * dao.h.
  */
 #include "common.h"
-#include "core.h"
+#include "core/core.h"
 
 #define GEN_SHIFT 24
 #define GEN_SPAN (1u << 28)
@@ -89,7 +89,6 @@ static void test_wrap(void)
 
 int main(void)
 {
-	tap_todo = "issue 11 bug 3"; /* known defect, fixed next */
 	test_clear_env();
 	test_wrap();
 	tap_plan_done();

@@ -119,7 +119,6 @@ static void test_per_context(bool silent_first)
 
 int main(void)
 {
-	tap_todo = "issue 11 bug 7"; /* known defect, fixed next */
 	test_clear_env();
 	test_silent_open();
 	test_per_context(false);

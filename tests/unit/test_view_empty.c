@@ -113,7 +113,6 @@ static void test_empty_view_owner_released(void)
 
 int main(void)
 {
-	tap_todo = "issue 11 bug 4"; /* known defect, fixed next */
 	test_clear_env();
 	test_empty_view_moves_nothing(DAO_W, "DAO_W");
 	test_empty_view_moves_nothing(DAO_R, "DAO_R");

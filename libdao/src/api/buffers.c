@@ -5,7 +5,10 @@
  * A dao_buf is tag(12) | generation(28) | slot + 1 (24 bits). The tag names
  * the context, so a handle passed to the wrong context is recognised; the
  * generation changes whenever a slot is freed, so a released handle never
- * names the buffer that later takes its slot (decision 1).
+ * names the buffer that later takes its slot (decision 1). A slot that has
+ * issued all 2^28 generations retires instead of wrapping: one slot record
+ * per 2^28 releases stays allocated until the context closes, and the 2^24
+ * slot numbers would last 2^52 releases.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -21,15 +24,37 @@
 #define GEN_MASK ((1u << GEN_BITS) - 1)
 
 static _Atomic uint32_t gen_seed = 1;
-/* Tags of open contexts, to tell a foreign handle from garbage. */
-static _Atomic uint32_t tags_open[4096 / 32];
+/* Tags of open contexts, to tell a foreign handle from garbage: written
+ * under the registry's lock, read by any lookup. */
+static _Atomic uint32_t tags_open[(CTX_TAGS + 1) / 32];
+/* The tag given last: the next search starts after it, so a closed
+ * context's tag is the last to be given again (its stale handles then meet
+ * DAO_ERR_HANDLE for as long as possible). Registry lock. */
+static uint32_t tag_cursor;
 
-void ctx_tag_set(uint32_t tag, bool open)
+static bool tag_is_open(uint32_t tag)
 {
-	if (open)
-		atomic_fetch_or(&tags_open[tag / 32], 1u << (tag % 32));
-	else
-		atomic_fetch_and(&tags_open[tag / 32], ~(1u << (tag % 32)));
+	return atomic_load(&tags_open[tag / 32]) & (1u << (tag % 32));
+}
+
+dao_status ctx_tag_alloc(uint32_t *tag)
+{
+	for (uint32_t n = 0; n < CTX_TAGS; n++) {
+		uint32_t t = tag_cursor % CTX_TAGS + 1;
+
+		tag_cursor = t;
+		if (!tag_is_open(t)) {
+			atomic_fetch_or(&tags_open[t / 32], 1u << (t % 32));
+			*tag = t;
+			return DAO_OK;
+		}
+	}
+	return DAO_ERR_LIMIT;
+}
+
+void ctx_tag_free(uint32_t tag)
+{
+	atomic_fetch_and(&tags_open[tag / 32], ~(1u << (tag % 32)));
 }
 
 static dao_buf make_handle(const struct ctx *c, uint32_t idx)
@@ -48,7 +73,7 @@ dao_status slot_lookup(struct ctx *c, dao_buf b, struct slot **out)
 	struct slot *s;
 
 	if (tag != c->tag) {
-		if (tag && (atomic_load(&tags_open[tag / 32]) & (1u << (tag % 32))))
+		if (tag && tag_is_open(tag))
 			return DAO_ERR_FOREIGN;
 		return DAO_ERR_HANDLE;
 	}
@@ -68,7 +93,7 @@ static dao_status slot_new(struct ctx *c, uint32_t *idx)
 		struct slot *v;
 
 		if (c->nslots >= SLOT_MASK)
-			return DAO_ERR_NOMEM;
+			return DAO_ERR_LIMIT;
 		if (n > SLOT_MASK)
 			n = SLOT_MASK;
 		v = realloc(c->slots, (size_t)n * sizeof(*v));
@@ -76,6 +101,7 @@ static dao_status slot_new(struct ctx *c, uint32_t *idx)
 			return DAO_ERR_NOMEM;
 		for (uint32_t i = c->nslots; i < n; i++) {
 			v[i] = (struct slot){ .gen = atomic_fetch_add(&gen_seed, 7919) };
+			v[i].gen_first = v[i].gen;
 			v[i].next_free = i + 1 < n ? i + 2 : 0;
 		}
 		c->free_head = c->nslots + 1;
@@ -94,9 +120,11 @@ static void slot_put(struct ctx *c, uint32_t idx)
 	s->gen++;
 	s->refs = 0;
 	s->rec = NULL;
+	c->live_handles--;
+	if (((s->gen ^ s->gen_first) & GEN_MASK) == 0)
+		return; /* every generation used: retired, never free again */
 	s->next_free = c->free_head;
 	c->free_head = idx + 1;
-	c->live_handles--;
 }
 
 void rec_destroy(struct device *d, struct rec *r)

@@ -26,10 +26,11 @@ static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER;
 static struct reg_slot *reg;
 static uint32_t nreg;
-static uint32_t ctx_serial;
 static struct device *shared_dev[DAO_BACKEND_CUDA_EXPLICIT + 1];
 
-dao_status ctx_enter(dao_ctx h, struct ctx **out)
+/* A kernel function runs on its device's executor, which waits for it: a call
+ * from there that queues work or waits for queued work could never finish. */
+static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
 {
 	uint32_t idx = (uint32_t)h.id, gen = (uint32_t)(h.id >> 32);
 	struct ctx *c;
@@ -40,8 +41,15 @@ dao_status ctx_enter(dao_ctx h, struct ctx **out)
 		pthread_mutex_unlock(&reg_mu);
 		return DAO_ERR_CLOSED;
 	}
+	if (queues_or_waits && executor_is_current(c->dev)) {
+		pthread_mutex_unlock(&reg_mu);
+		dao_log_at(c->log_level, DAO_LOG_ERROR,
+			   "called from inside a kernel function on the device that runs it");
+		return DAO_ERR_REENTRANT;
+	}
 	c->active++;
 	pthread_mutex_unlock(&reg_mu);
+	dao_log_scope_push(c->log_level);
 	pthread_mutex_lock(&c->dev->mu);
 	/* Deterministic mode: the job's calls interleave with whole ops only,
 	 * so what the executor sees never depends on thread timing. */
@@ -51,17 +59,30 @@ dao_status ctx_enter(dao_ctx h, struct ctx **out)
 	return DAO_OK;
 }
 
+dao_status ctx_enter(dao_ctx h, struct ctx **out)
+{
+	return enter(h, false, out);
+}
+
+dao_status ctx_enter_to_queue(dao_ctx h, struct ctx **out)
+{
+	return enter(h, true, out);
+}
+
 void ctx_leave(struct ctx *c)
 {
 	pthread_mutex_unlock(&c->dev->mu);
+	dao_log_scope_pop();
 	pthread_mutex_lock(&reg_mu);
 	if (--c->active == 0)
 		pthread_cond_broadcast(&reg_cv);
 	pthread_mutex_unlock(&reg_mu);
 }
 
+/* Called with reg_mu held. */
 static dao_status reg_insert(struct ctx *c)
 {
+	dao_status st;
 	uint32_t i;
 
 	for (i = 0; i < nreg; i++)
@@ -76,13 +97,14 @@ static dao_status reg_insert(struct ctx *c)
 		reg = n;
 		nreg += 16;
 	}
+	st = ctx_tag_alloc(&c->tag);
+	if (st != DAO_OK) {
+		dao_err("%u contexts are open: no context tag is free", CTX_TAGS);
+		return st;
+	}
 	reg[i].gen++;
 	reg[i].c = c;
 	c->id = ((uint64_t)reg[i].gen << 32) | (i + 1);
-	c->tag = ++ctx_serial & 0xfff;
-	if (!c->tag)
-		c->tag = ++ctx_serial & 0xfff;
-	ctx_tag_set(c->tag, true);
 	return DAO_OK;
 }
 
@@ -94,6 +116,7 @@ static void device_destroy(struct device *d)
 	publish_close(d);
 	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
 		dao_warn("writing the trace failed");
+	free(d->trace_path);
 	victim_destroy(d);
 	arena_destroy(&d->arena);
 	if (d->be)
@@ -102,6 +125,12 @@ static void device_destroy(struct device *d)
 	pthread_cond_destroy(&d->done_cv);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
+}
+
+static uint64_t host_budget_of(const struct resolved_config *rc)
+{
+	return rc->host_budget ? rc->host_budget
+			       : config_percent_of(dao_host_memory_bytes(), rc->host_budget_percent);
 }
 
 /* Takes ownership of be. */
@@ -132,10 +161,9 @@ static dao_status device_create(struct dao_backend *be, const struct resolved_co
 	d->policy = rc->policy;
 	d->lookahead = rc->lookahead;
 	d->flags = rc->flags;
+	d->log_level = rc->log_level;
 	d->budget = be->arena_bytes;
-	d->host_budget = rc->host_budget
-				 ? rc->host_budget
-				 : config_percent_of(dao_host_memory_bytes(), rc->host_budget_percent);
+	d->host_budget = host_budget_of(rc);
 	d->next_seq = 1;
 	d->next_rec_id = 1;
 	d->stats.budget_bytes = d->budget;
@@ -146,6 +174,11 @@ static dao_status device_create(struct dao_backend *be, const struct resolved_co
 		return DAO_ERR_NOMEM;
 	}
 	if (rc->trace_path[0]) {
+		d->trace_path = strdup(rc->trace_path);
+		if (!d->trace_path) {
+			device_destroy(d);
+			return DAO_ERR_NOMEM;
+		}
 		st = dao_trace_writer_open(rc->trace_path, &d->trace);
 		if (st != DAO_OK) {
 			dao_err("cannot write trace %s", rc->trace_path);
@@ -214,6 +247,7 @@ static dao_status ctx_create(struct device *d, const struct resolved_config *rc,
 	if (!c)
 		return DAO_ERR_NOMEM;
 	c->dev = d;
+	c->log_level = rc->log_level;
 	if (rc->job_name[0])
 		memcpy(c->job_name, rc->job_name, sizeof(c->job_name));
 	*out = c;
@@ -235,55 +269,80 @@ static dao_status open_on(struct device *d, const struct resolved_config *rc, bo
 	}
 	d->nctx++;
 	d->shared = shared;
+	if ((int)rc->log_level > d->log_level)
+		d->log_level = rc->log_level;
 	*out = (dao_ctx){ c->id };
 	return DAO_OK;
 }
 
-dao_status dao_open(const dao_config *cfg, dao_ctx *out)
+/*
+ * A second shared context gets the device as it is: what it leaves unset it
+ * takes from the device; what it asks for explicitly must be what the device
+ * has. Budgets are compared after the rounding the device's budget went
+ * through, so two identical requests always agree. Determinism may be given
+ * to a context that did not ask for it (it only removes overlap), never
+ * taken from one that did. Returns the name of the first setting that
+ * differs, NULL when none.
+ */
+static const char *shared_conflict(const struct device *d, const struct resolved_config *rc)
 {
-	struct resolved_config rc;
+	if (rc->budget_explicit) {
+		uint64_t want = rc->device_budget
+					? rc->device_budget
+					: config_percent_of(d->be->device_memory,
+							    rc->device_budget_percent);
+
+		if (dao_budget_round(want, d->be->align) != d->budget)
+			return "device budget";
+	}
+	if (rc->policy_explicit && rc->policy != d->policy)
+		return "policy";
+	if ((rc->flags & DAO_CONFIG_DETERMINISTIC) && !(d->flags & DAO_CONFIG_DETERMINISTIC))
+		return "determinism";
+	if (rc->lookahead_explicit && rc->lookahead != d->lookahead)
+		return "lookahead";
+	if (rc->host_budget_explicit && host_budget_of(rc) != d->host_budget)
+		return "host budget";
+	if (rc->trace_path[0] && (!d->trace_path || strcmp(rc->trace_path, d->trace_path)))
+		return "trace file";
+	return NULL;
+}
+
+static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
+{
 	struct dao_backend *be;
 	struct device *d;
 	dao_status st;
 	dao_backend_kind slot;
-
-	if (!out)
-		return DAO_ERR_NULL;
-	st = config_resolve(cfg, &rc);
-	if (st != DAO_OK)
-		return st;
-	dao_log_set_level(rc.log_level);
+	const char *differs;
 
 	pthread_mutex_lock(&reg_mu);
-	if (rc.backend == DAO_BACKEND_AUTO)
-		rc.backend = auto_backend();
-	slot = rc.backend;
-	if (!(rc.flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
-		uint64_t want = rc.device_budget
-					? rc.device_budget
-					: config_percent_of(d->be->device_memory,
-							    rc.device_budget_percent);
-
-		if ((rc.budget_explicit && want != d->budget) ||
-		    (rc.policy_explicit && rc.policy != d->policy)) {
+	if (rc->backend == DAO_BACKEND_AUTO)
+		rc->backend = auto_backend();
+	slot = rc->backend;
+	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
+		differs = shared_conflict(d, rc);
+		if (differs) {
 			pthread_mutex_unlock(&reg_mu);
-			dao_err("a context is already open on the %s device with budget %llu and policy %s",
-				dao_backend_name(d->kind), (unsigned long long)d->budget,
-				dao_policy_name(d->policy));
+			dao_err("a context is already open on the %s device with another %s "
+				"(budget %llu, policy %s, lookahead %u%s)",
+				dao_backend_name(d->kind), differs, (unsigned long long)d->budget,
+				dao_policy_name(d->policy), d->lookahead,
+				d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "");
 			return DAO_ERR_CONFLICT;
 		}
-		st = open_on(d, &rc, true, out);
+		st = open_on(d, rc, true, out);
 		pthread_mutex_unlock(&reg_mu);
 		return st;
 	}
-	st = backend_open(&rc, &be);
+	st = backend_open(rc, &be);
 	if (st == DAO_OK)
-		st = device_create(be, &rc, &d);
+		st = device_create(be, rc, &d);
 	if (st == DAO_OK) {
-		st = open_on(d, &rc, !(rc.flags & DAO_CONFIG_PRIVATE), out);
+		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out);
 		if (st != DAO_OK)
 			device_destroy(d);
-		else if (!(rc.flags & DAO_CONFIG_PRIVATE))
+		else if (!(rc->flags & DAO_CONFIG_PRIVATE))
 			shared_dev[slot] = d;
 	}
 	pthread_mutex_unlock(&reg_mu);
@@ -291,6 +350,22 @@ dao_status dao_open(const dao_config *cfg, dao_ctx *out)
 		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u",
 			 dao_backend_name(d->kind), (unsigned long long)d->budget,
 			 dao_policy_name(d->policy), d->lookahead);
+	return st;
+}
+
+/* Everything logged while opening follows the level the config asks for. */
+dao_status dao_open(const dao_config *cfg, dao_ctx *out)
+{
+	struct resolved_config rc;
+	dao_status st;
+
+	if (!out)
+		return DAO_ERR_NULL;
+	dao_log_scope_push(config_log_level(cfg));
+	st = config_resolve(cfg, &rc);
+	if (st == DAO_OK)
+		st = open_resolved(&rc, out);
+	dao_log_scope_pop();
 	return st;
 }
 
@@ -306,20 +381,24 @@ dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, da
 		be->ops->destroy(be);
 		return DAO_ERR_NULL;
 	}
+	dao_log_scope_push(config_log_level(cfg));
 	st = config_resolve(cfg, &rc);
 	if (st != DAO_OK) {
 		be->ops->destroy(be);
+		dao_log_scope_pop();
 		return st;
 	}
-	dao_log_set_level(rc.log_level);
 	st = device_create(be, &rc, &d);
-	if (st != DAO_OK)
+	if (st != DAO_OK) {
+		dao_log_scope_pop();
 		return st;
+	}
 	pthread_mutex_lock(&reg_mu);
 	st = open_on(d, &rc, false, out);
 	pthread_mutex_unlock(&reg_mu);
 	if (st != DAO_OK)
 		device_destroy(d);
+	dao_log_scope_pop();
 	return st;
 }
 
@@ -358,12 +437,21 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 		pthread_mutex_unlock(&reg_mu);
 		return DAO_ERR_CLOSED;
 	}
+	if (executor_is_current(c->dev)) {
+		/* Close drains the queue, the kernel calling it included. */
+		pthread_mutex_unlock(&reg_mu);
+		dao_log_at(c->log_level, DAO_LOG_ERROR,
+			   "dao_close called from inside a kernel function on the device that runs it");
+		return DAO_ERR_REENTRANT;
+	}
 	c->closing = true;
-	ctx_tag_set(c->tag, false);
 	while (c->active)
 		pthread_cond_wait(&reg_cv, &reg_mu);
 	reg[idx - 1].c = NULL;
+	/* Only now: until its calls drained, the tag still named this context. */
+	ctx_tag_free(c->tag);
 	pthread_mutex_unlock(&reg_mu);
+	dao_log_scope_push(c->log_level);
 
 	d = c->dev;
 	pthread_mutex_lock(&d->mu);
@@ -389,6 +477,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	}
 	pthread_mutex_unlock(&reg_mu);
 	device_destroy(d);
+	dao_log_scope_pop();
 	free(c->slots);
 	free(c);
 	return st;

@@ -41,7 +41,9 @@ void wait_done(struct device *d)
 
 void queue_wait_turn(struct device *d)
 {
-	if (!(d->flags & DAO_CONFIG_DETERMINISTIC))
+	/* A kernel function's own calls run at a fixed point of the op stream
+	 * already, and waiting for the executor there would wait for itself. */
+	if (!(d->flags & DAO_CONFIG_DETERMINISTIC) || executor_is_current(d))
 		return;
 	/* The executor runs whenever the window is full or someone waits:
 	 * let it reach that point before the job changes anything. */
@@ -157,7 +159,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	p[namelen] = 0;
 	op->name = name ? p : NULL;
 
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK) {
 		free(op);
 		return st;
@@ -177,6 +179,13 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		if (st != DAO_OK)
 			break;
 		r = s->rec;
+		op->sizes[i] = s->len;
+		if (!s->len) {
+			/* Zero bytes name no memory: no pointer, no use of
+			 * the owner, nothing to fetch or to keep. */
+			op->args[i] = (struct karg){ .rec = NULL };
+			continue;
+		}
 		/* Overwriting part of a buffer preserves the rest: for the
 		 * owner that is an update. */
 		if (m == MODE_W && (s->off != 0 || s->len != r->size))
@@ -189,7 +198,6 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		}
 		op->opnd[r->stamp_idx].mode |= m;
 		op->args[i] = (struct karg){ .rec = r, .off = s->off, .len = s->len };
-		op->sizes[i] = s->len;
 	}
 	if (st == DAO_OK && need > d->budget) {
 		dao_err("kernel %s needs %llu bytes of operands, more than the device budget of %llu",
@@ -230,7 +238,7 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 
 	if (len && !mem)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK)
 		return st;
 	st = context_usable(c);
@@ -273,7 +281,7 @@ dao_status dao_sync(dao_ctx h)
 {
 	struct op op = { .kind = OP_SYNC, .blocking = true };
 	struct ctx *c;
-	dao_status st = ctx_enter(h, &c);
+	dao_status st = ctx_enter_to_queue(h, &c);
 
 	if (st != DAO_OK)
 		return st;
@@ -293,7 +301,7 @@ dao_status dao_iteration(dao_ctx h)
 
 	if (!op)
 		return DAO_ERR_NOMEM;
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK) {
 		free(op);
 		return st;

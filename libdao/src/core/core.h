@@ -52,7 +52,7 @@ struct opnd {
 
 /* One operand as the job gave it: resolved to its owner plus the view. */
 struct karg {
-	struct rec *rec;
+	struct rec *rec; /* NULL for an operand of zero bytes */
 	uint64_t off;
 	uint64_t len;
 };
@@ -129,6 +129,7 @@ struct rec {
 /* A handle slot. Owners and views alike; views point at the owner's record. */
 struct slot {
 	uint32_t gen;
+	uint32_t gen_first; /* its first generation: the slot retires before reaching it again */
 	uint32_t refs; /* 0: free slot */
 	struct rec *rec;
 	uint64_t off;
@@ -194,6 +195,11 @@ struct device {
 	struct dao_publisher *pub;
 	struct rec *all_recs; /* list of live records (rec->all_next) */
 	char job_name[64];
+	char *trace_path; /* where the trace goes; NULL when none */
+	/* Messages that belong to no one context (the device's own) follow the
+	 * most verbose context ever opened on it (raised by dao_open while the
+	 * executor may read it). */
+	_Atomic int log_level;
 
 	dao_fence issued; /* everything submitted to the backend so far */
 	dao_status failure; /* backend failure: sticky for every context */
@@ -212,18 +218,27 @@ struct ctx {
 	uint32_t active; /* API calls in flight (registry mutex) */
 	bool closing;
 	dao_status failure; /* first kernel failure */
+	dao_log_level log_level; /* what libdao logs for this context */
 	char job_name[64];
 };
 
 /* registry.c */
-dao_status ctx_enter(dao_ctx h, struct ctx **out); /* locks dev->mu on success */
-void ctx_leave(struct ctx *c);                      /* unlocks dev->mu */
+/* Both lock dev->mu on success and log at the context's level until
+ * ctx_leave. ctx_enter_to_queue is for calls that queue work or wait for it:
+ * from a kernel function of the same device it returns DAO_ERR_REENTRANT. */
+dao_status ctx_enter(dao_ctx h, struct ctx **out);
+dao_status ctx_enter_to_queue(dao_ctx h, struct ctx **out);
+void ctx_leave(struct ctx *c); /* unlocks dev->mu */
 
 /* buffers.c */
 dao_status slot_lookup(struct ctx *c, dao_buf b, struct slot **out);
 void rec_unref(struct device *d, struct rec *r);
 void rec_destroy(struct device *d, struct rec *r);
-void ctx_tag_set(uint32_t tag, bool open);
+/* Context tags, 1..CTX_TAGS, each held by at most one open context; called
+ * with the registry's lock held. DAO_ERR_LIMIT when every tag is held. */
+#define CTX_TAGS 4095u
+dao_status ctx_tag_alloc(uint32_t *tag);
+void ctx_tag_free(uint32_t tag);
 
 /* submit.c */
 void queue_push(struct device *d, struct op *op);
@@ -240,6 +255,9 @@ void trace_buffer_once(struct device *d, struct rec *r);
 
 /* executor.c */
 dao_status executor_start(struct device *d);
+/* True on d's executor thread: inside one of d's kernel functions when the
+ * caller is the job's code. */
+bool executor_is_current(const struct device *d);
 void executor_stop(struct device *d);
 
 /* residency.c: all called with dev->mu held, from the executor */
@@ -280,17 +298,22 @@ struct resolved_config {
 	dao_policy policy;
 	bool policy_explicit;
 	uint32_t lookahead;
+	bool lookahead_explicit;
 	dao_log_level log_level;
 	uint64_t device_budget;
 	uint32_t device_budget_percent;
 	bool budget_explicit;
 	uint64_t host_budget;
 	uint32_t host_budget_percent;
+	bool host_budget_explicit;
 	uint32_t flags;
 	char trace_path[4096];
 	char job_name[64];
 };
 dao_status config_resolve(const dao_config *cfg, struct resolved_config *out);
+/* The level a config asks for (field, else DAO_LOG, else warn), known before
+ * anything else of it is checked, so its own errors honour it. */
+dao_log_level config_log_level(const dao_config *cfg);
 uint64_t config_percent_of(uint64_t total, uint32_t percent);
 
 static inline bool rec_dirty(const struct rec *r)

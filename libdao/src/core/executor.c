@@ -10,6 +10,24 @@
 #include "core/core.h"
 #include "base/log.h"
 
+/* The device whose executor this thread is; NULL on every other thread. */
+static __thread const struct device *executor_self;
+
+bool executor_is_current(const struct device *d)
+{
+	return executor_self == d;
+}
+
+/* What an op logs follows the level of the context it belongs to. */
+static dao_log_level op_log_level(const struct device *d, const struct op *op)
+{
+	if (op->ctx)
+		return op->ctx->log_level;
+	if (op->kind == OP_FREE && op->free_rec->ctx)
+		return op->free_rec->ctx->log_level;
+	return (dao_log_level)d->log_level;
+}
+
 static bool runnable(const struct device *d)
 {
 	if (!d->qhead)
@@ -111,6 +129,7 @@ static void *executor_main(void *arg)
 {
 	struct device *d = arg;
 
+	executor_self = d;
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
 		struct op *op;
@@ -134,7 +153,9 @@ static void *executor_main(void *arg)
 		}
 		d->now_seq = op->seq;
 		d->executing = true;
+		dao_log_scope_push(op_log_level(d, op));
 		process(d, op);
+		dao_log_scope_pop();
 		d->executing = false;
 		if (d->pub)
 			publish_tick(d);
@@ -155,7 +176,9 @@ static void *executor_main(void *arg)
 out: {
 	dao_fence all = d->issued;
 
+	dao_log_scope_push((dao_log_level)d->log_level);
 	res_wait(d, &all);
+	dao_log_scope_pop();
 }
 	pthread_mutex_unlock(&d->mu);
 	return NULL;
