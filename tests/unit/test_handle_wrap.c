@@ -13,15 +13,9 @@
  * dao.h.
  */
 #include "common.h"
-#include "core/core.h"
+#include "core/registry.h"
 
-#define GEN_SHIFT 24
 #define GEN_SPAN (1u << 28)
-
-static uint32_t slot_index(dao_buf b)
-{
-	return (uint32_t)(b.id & ((1u << GEN_SHIFT) - 1)) - 1;
-}
 
 /* Advance the generation of free slot idx by n, as n create/release cycles
  * of that slot would. */

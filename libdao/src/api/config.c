@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "api/config.h"
 #include "base/log.h"
+#include "policy/policy.h"
 
 void dao_config_init(dao_config *cfg)
 {
@@ -125,7 +126,7 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 	memset(o, 0, sizeof(*o));
 	if (cfg->size != sizeof(*cfg) || cfg->flags & ~DAO_CONFIG_FLAGS_ALL ||
 	    (unsigned)cfg->backend > DAO_BACKEND_CUDA_EXPLICIT ||
-	    (unsigned)cfg->policy > DAO_POLICY_FIFO || (unsigned)cfg->log_level > DAO_LOG_DEBUG ||
+	    !policy_valid(cfg->policy) || (unsigned)cfg->log_level > DAO_LOG_DEBUG ||
 	    cfg->lookahead > DAO_MAX_LOOKAHEAD || cfg->device_budget_percent > 100 ||
 	    cfg->reserved0 || cfg->device_budget >= (1ull << 63) || cfg->host_budget >= (1ull << 63))
 		return DAO_ERR_CONFIG;
@@ -156,9 +157,9 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 			return env_error("DAO_POLICY", v);
 		o->policy = (dao_policy)i;
 	}
-	o->policy_explicit = o->policy != DAO_POLICY_DEFAULT;
+	o->policy_explicit = o->policy != 0;
 	if (!o->policy)
-		o->policy = DAO_POLICY_DAO;
+		o->policy = policy_default();
 
 	o->lookahead = cfg->lookahead;
 	if (!o->lookahead && (v = getenv("DAO_LOOKAHEAD")) && *v) {

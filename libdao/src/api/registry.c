@@ -1,204 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * registry.c - context handles, and the devices they share.
+ * registry.c - opening and closing contexts, and the devices they share.
  *
- * A dao_ctx is (generation << 32 | slot + 1) in a process-wide table, so a
- * closed or forged handle is refused instead of dereferenced. Contexts that
- * are not private attach to one device per backend kind: one budget, one
- * table, one eviction order for the whole process (decision 11).
+ * Contexts that are not private attach to one device per backend kind: one
+ * budget, one table, one eviction order for the whole process (decision 11).
+ * The handles are core/registry.c's, the devices core/device.c's.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "api/config.h"
+#include "backend/backend.h"
 #include "base/log.h"
-#include "trace/trace_writer.h"
+#include "core/device.h"
+#include "core/queue.h"
+#include "core/record.h"
+#include "core/registry.h"
+#include "dao_sim.h"
 #ifdef DAO_HAVE_CUDA
 #include "backend/cuda/cuda_backend.h"
 #endif
 
-struct reg_slot {
-	uint32_t gen;
-	struct ctx *c;
-};
-
-static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER;
-static struct reg_slot *reg;
-static uint32_t nreg;
 static struct device *shared_dev[DAO_BACKEND_CUDA_EXPLICIT + 1];
 
-/* A kernel function runs on its device's executor, which waits for it: a call
- * from there that queues work or waits for queued work could never finish. */
-static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
-{
-	uint32_t idx = (uint32_t)h.id, gen = (uint32_t)(h.id >> 32);
-	struct ctx *c;
-
-	pthread_mutex_lock(&reg_mu);
-	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
-	    c->closing) {
-		pthread_mutex_unlock(&reg_mu);
-		return DAO_ERR_CLOSED;
-	}
-	if (queues_or_waits && executor_is_current(c->dev)) {
-		pthread_mutex_unlock(&reg_mu);
-		dao_log_at(c->log_level, DAO_LOG_ERROR,
-			   "called from inside a kernel function on the device that runs it");
-		return DAO_ERR_REENTRANT;
-	}
-	c->active++;
-	pthread_mutex_unlock(&reg_mu);
-	dao_log_scope_push(c->log_level);
-	pthread_mutex_lock(&c->dev->mu);
-	/* Deterministic mode: the job's calls interleave with whole ops only,
-	 * so what the executor sees never depends on thread timing. */
-	if (c->dev->flags & DAO_CONFIG_DETERMINISTIC)
-		queue_wait_turn(c->dev);
-	*out = c;
-	return DAO_OK;
-}
-
-dao_status ctx_enter(dao_ctx h, struct ctx **out)
-{
-	return enter(h, false, out);
-}
-
-dao_status ctx_enter_to_queue(dao_ctx h, struct ctx **out)
-{
-	return enter(h, true, out);
-}
-
-void ctx_leave(struct ctx *c)
-{
-	pthread_mutex_unlock(&c->dev->mu);
-	dao_log_scope_pop();
-	pthread_mutex_lock(&reg_mu);
-	if (--c->active == 0)
-		pthread_cond_broadcast(&reg_cv);
-	pthread_mutex_unlock(&reg_mu);
-}
-
-/* Called with reg_mu held. */
-static dao_status reg_insert(struct ctx *c)
-{
-	dao_status st;
-	uint32_t i;
-
-	for (i = 0; i < nreg; i++)
-		if (!reg[i].c)
-			break;
-	if (i == nreg) {
-		struct reg_slot *n = realloc(reg, (nreg + 16) * sizeof(*n));
-
-		if (!n)
-			return DAO_ERR_NOMEM;
-		memset(n + nreg, 0, 16 * sizeof(*n));
-		reg = n;
-		nreg += 16;
-	}
-	st = ctx_tag_alloc(&c->tag);
-	if (st != DAO_OK) {
-		dao_err("%u contexts are open: no context tag is free", CTX_TAGS);
-		return st;
-	}
-	reg[i].gen++;
-	reg[i].c = c;
-	c->id = ((uint64_t)reg[i].gen << 32) | (i + 1);
-	return DAO_OK;
-}
-
-static void device_destroy(struct device *d)
-{
-	if (!d)
-		return;
-	executor_stop(d);
-	publish_close(d);
-	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
-		dao_warn("writing the trace failed");
-	free(d->trace_path);
-	victim_destroy(d);
-	arena_destroy(&d->arena);
-	if (d->be)
-		d->be->ops->destroy(d->be);
-	pthread_cond_destroy(&d->work_cv);
-	pthread_cond_destroy(&d->done_cv);
-	pthread_mutex_destroy(&d->mu);
-	free(d);
-}
-
+/* The host budget: explicit, or a share of physical memory. */
 static uint64_t host_budget_of(const struct resolved_config *rc)
 {
 	return rc->host_budget ? rc->host_budget
 			       : config_percent_of(dao_host_memory_bytes(), rc->host_budget_percent);
 }
 
-/* Takes ownership of be. */
-static dao_status device_create(struct dao_backend *be, const struct resolved_config *rc,
-				struct device **out)
-{
-	struct device *d = calloc(1, sizeof(*d));
-	dao_status st;
-
-	if (!d) {
-		be->ops->destroy(be);
-		return DAO_ERR_NOMEM;
-	}
-	{
-		pthread_mutexattr_t ma;
-
-		/* The job's thread and the executor hand the lock back and
-		 * forth for short sections: spin a little before sleeping. */
-		pthread_mutexattr_init(&ma);
-		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
-		pthread_mutex_init(&d->mu, &ma);
-		pthread_mutexattr_destroy(&ma);
-	}
-	pthread_cond_init(&d->work_cv, NULL);
-	pthread_cond_init(&d->done_cv, NULL);
-	d->be = be;
-	d->kind = be->kind;
-	d->policy = rc->policy;
-	d->lookahead = rc->lookahead;
-	d->flags = rc->flags;
-	d->log_level = rc->log_level;
-	d->budget = be->arena_bytes;
-	d->host_budget = host_budget_of(rc);
-	d->next_seq = 1;
-	d->next_rec_id = 1;
-	d->stats.budget_bytes = d->budget;
-	d->stats.host_budget_bytes = d->host_budget;
-	victim_init(d);
-	if (!arena_init(&d->arena, be->arena_bytes, be->align, be->contiguous)) {
-		device_destroy(d);
-		return DAO_ERR_NOMEM;
-	}
-	if (rc->trace_path[0]) {
-		d->trace_path = strdup(rc->trace_path);
-		if (!d->trace_path) {
-			device_destroy(d);
-			return DAO_ERR_NOMEM;
-		}
-		st = dao_trace_writer_open(rc->trace_path, &d->trace);
-		if (st != DAO_OK) {
-			dao_err("cannot write trace %s", rc->trace_path);
-			device_destroy(d);
-			return st;
-		}
-	}
-	memcpy(d->job_name, rc->job_name, sizeof(d->job_name));
-	publish_open(d);
-	st = executor_start(d);
-	if (st != DAO_OK) {
-		device_destroy(d);
-		return st;
-	}
-	*out = d;
-	return DAO_OK;
-}
-
 /* auto: cuda-explicit when a CUDA device is usable, else host; said once
- * per process. Called with reg_mu held. */
+ * per process. Called with the registry locked. */
 static dao_backend_kind auto_backend(void)
 {
 	static bool said;
@@ -262,7 +95,7 @@ static dao_status open_on(struct device *d, const struct resolved_config *rc, bo
 
 	if (st != DAO_OK)
 		return st;
-	st = reg_insert(c);
+	st = registry_insert(c);
 	if (st != DAO_OK) {
 		free(c);
 		return st;
@@ -316,14 +149,14 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 	dao_backend_kind slot;
 	const char *differs;
 
-	pthread_mutex_lock(&reg_mu);
+	registry_lock();
 	if (rc->backend == DAO_BACKEND_AUTO)
 		rc->backend = auto_backend();
 	slot = rc->backend;
 	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
 		differs = shared_conflict(d, rc);
 		if (differs) {
-			pthread_mutex_unlock(&reg_mu);
+			registry_unlock();
 			dao_err("a context is already open on the %s device with another %s "
 				"(budget %llu, policy %s, lookahead %u%s)",
 				dao_backend_name(d->kind), differs, (unsigned long long)d->budget,
@@ -332,12 +165,12 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 			return DAO_ERR_CONFLICT;
 		}
 		st = open_on(d, rc, true, out);
-		pthread_mutex_unlock(&reg_mu);
+		registry_unlock();
 		return st;
 	}
 	st = backend_open(rc, &be);
 	if (st == DAO_OK)
-		st = device_create(be, rc, &d);
+		st = device_create(be, rc, host_budget_of(rc), &d);
 	if (st == DAO_OK) {
 		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out);
 		if (st != DAO_OK)
@@ -345,7 +178,7 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		else if (!(rc->flags & DAO_CONFIG_PRIVATE))
 			shared_dev[slot] = d;
 	}
-	pthread_mutex_unlock(&reg_mu);
+	registry_unlock();
 	if (st == DAO_OK)
 		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u",
 			 dao_backend_name(d->kind), (unsigned long long)d->budget,
@@ -388,14 +221,14 @@ dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, da
 		dao_log_scope_pop();
 		return st;
 	}
-	st = device_create(be, &rc, &d);
+	st = device_create(be, &rc, host_budget_of(&rc), &d);
 	if (st != DAO_OK) {
 		dao_log_scope_pop();
 		return st;
 	}
-	pthread_mutex_lock(&reg_mu);
+	registry_lock();
 	st = open_on(d, &rc, false, out);
-	pthread_mutex_unlock(&reg_mu);
+	registry_unlock();
 	if (st != DAO_OK)
 		device_destroy(d);
 	dao_log_scope_pop();
@@ -424,33 +257,15 @@ static uint64_t release_all(struct ctx *c)
 
 dao_status dao_close(dao_ctx h, uint64_t *leaked)
 {
-	uint32_t idx = (uint32_t)h.id, gen = (uint32_t)(h.id >> 32);
 	struct op sync_op = { .kind = OP_SYNC, .blocking = true };
 	struct device *d;
 	struct ctx *c;
 	uint64_t n;
 	dao_status st;
 
-	pthread_mutex_lock(&reg_mu);
-	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
-	    c->closing) {
-		pthread_mutex_unlock(&reg_mu);
-		return DAO_ERR_CLOSED;
-	}
-	if (executor_is_current(c->dev)) {
-		/* Close drains the queue, the kernel calling it included. */
-		pthread_mutex_unlock(&reg_mu);
-		dao_log_at(c->log_level, DAO_LOG_ERROR,
-			   "dao_close called from inside a kernel function on the device that runs it");
-		return DAO_ERR_REENTRANT;
-	}
-	c->closing = true;
-	while (c->active)
-		pthread_cond_wait(&reg_cv, &reg_mu);
-	reg[idx - 1].c = NULL;
-	/* Only now: until its calls drained, the tag still named this context. */
-	ctx_tag_free(c->tag);
-	pthread_mutex_unlock(&reg_mu);
+	st = registry_close(h, &c);
+	if (st != DAO_OK)
+		return st;
 	dao_log_scope_push(c->log_level);
 
 	d = c->dev;
@@ -467,7 +282,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	if (leaked)
 		*leaked = n;
 
-	pthread_mutex_lock(&reg_mu);
+	registry_lock();
 	if (--d->nctx == 0) {
 		for (int k = 0; k <= DAO_BACKEND_CUDA_EXPLICIT; k++)
 			if (shared_dev[k] == d)
@@ -475,7 +290,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	} else {
 		d = NULL;
 	}
-	pthread_mutex_unlock(&reg_mu);
+	registry_unlock();
 	device_destroy(d);
 	dao_log_scope_pop();
 	free(c->slots);

@@ -6,66 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "base/log.h"
+#include "core/queue.h"
+#include "core/record.h"
+#include "core/registry.h"
+#include "core/victim.h"
 #include "trace/trace_writer.h"
-
-void queue_push(struct device *d, struct op *op)
-{
-	op->seq = d->next_seq++;
-	op->next = NULL;
-	if (d->qtail)
-		d->qtail->next = op;
-	else
-		d->qhead = op;
-	d->qtail = op;
-	d->queued++;
-	if (op->ctx)
-		op->ctx->queued++;
-	if (op->blocking)
-		d->flush++;
-	if (!d->pf_op) {
-		d->pf_op = op;
-		d->pf_idx = 0;
-	}
-	if (d->exec_waiting)
-		pthread_cond_signal(&d->work_cv);
-}
-
-void wait_done(struct device *d)
-{
-	d->done_waiters++;
-	pthread_cond_wait(&d->done_cv, &d->mu);
-	d->done_waiters--;
-}
-
-void queue_wait_turn(struct device *d)
-{
-	/* A kernel function's own calls run at a fixed point of the op stream
-	 * already, and waiting for the executor there would wait for itself. */
-	if (!(d->flags & DAO_CONFIG_DETERMINISTIC) || executor_is_current(d))
-		return;
-	/* The executor runs whenever the window is full or someone waits:
-	 * let it reach that point before the job changes anything. */
-	while (d->executing || queue_window_full(d) || (d->qhead && d->flush))
-		wait_done(d);
-}
-
-dao_status op_wait(struct device *d, struct op *op)
-{
-	while (!op->done)
-		wait_done(d);
-	return op->result;
-}
-
-void trace_buffer_once(struct device *d, struct rec *r)
-{
-	if (!d->trace || r->traced)
-		return;
-	r->traced = true;
-	dao_trace_writer_buffer(d->trace, r->id, r->size, r->label[0] ? "buf" : NULL,
-				r->label[0] ? r->label : NULL);
-}
 
 /* Append op's uses to each record's list of upcoming uses. */
 static void table_append(struct device *d, struct op *op)

@@ -16,33 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/fence.h"
 #include "dao.h"
-
-enum dao_engine {
-	DAO_ENGINE_COMPUTE = 0,
-	DAO_ENGINE_H2D = 1,
-	DAO_ENGINE_D2H = 2,
-	DAO_ENGINES = 3,
-};
-
-/* A point in the work of each engine: reached once every engine e has
- * completed its submission number seq[e] (0 = nothing to wait for). */
-typedef struct dao_fence {
-	uint64_t seq[DAO_ENGINES];
-} dao_fence;
-
-static inline void dao_fence_join(dao_fence *into, const dao_fence *other)
-{
-	for (int e = 0; e < DAO_ENGINES; e++)
-		if (other->seq[e] > into->seq[e])
-			into->seq[e] = other->seq[e];
-}
-
-static inline void dao_fence_add(dao_fence *into, enum dao_engine e, uint64_t seq)
-{
-	if (seq > into->seq[e])
-		into->seq[e] = seq;
-}
 
 /* One kernel as the backend runs it. */
 struct dao_kernel_run {
@@ -124,10 +99,7 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
 /* Total memory of the host backend's "device" (physical memory). */
 uint64_t dao_host_memory_bytes(void);
 
-/*
- * Open a private context driving a backend the caller built (the simulator,
- * tests). The context owns `be` from then on, also on failure.
- */
-dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, dao_ctx *out);
+/* dao_open_on_backend, which opens a context on a backend built by hand
+ * (api/registry.c), is declared in dao_sim.h. */
 
 #endif /* DAO_BACKEND_H */

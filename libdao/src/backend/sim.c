@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backend_sim.c - a modeled device on a virtual clock (sim.h).
+ * sim.c - a modeled device on a virtual clock (dao_sim.h).
  *
  * Nothing runs and nothing is stored: each submission is given a start and
  * an end time at once, from its engine's free time and the end times of the
@@ -13,7 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/sim.h"
+#include "backend/backend.h"
+#include "dao_sim.h"
+
+_Static_assert((int)DAO_SIM_ENGINE_COMPUTE == (int)DAO_ENGINE_COMPUTE &&
+		       (int)DAO_SIM_ENGINE_H2D == (int)DAO_ENGINE_H2D &&
+		       (int)DAO_SIM_ENGINE_D2H == (int)DAO_ENGINE_D2H,
+	       "dao_sim.h numbers spans' engines as backend.h does");
 
 struct engine_log {
 	uint64_t *end_ns; /* end_ns[s - 1]: end time of submission s */
@@ -449,4 +455,10 @@ void dao_backend_sim_result(struct dao_backend *be, struct dao_sim_result *out)
 	out->d2h_busy_ns = s->eng[DAO_ENGINE_D2H].busy_ns;
 	out->spans = s->spans;
 	out->nspans = s->nspans;
+}
+
+void dao_backend_destroy(struct dao_backend *be)
+{
+	if (be)
+		be->ops->destroy(be);
 }

@@ -7,16 +7,12 @@
  */
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "base/log.h"
-
-/* The device whose executor this thread is; NULL on every other thread. */
-static __thread const struct device *executor_self;
-
-bool executor_is_current(const struct device *d)
-{
-	return executor_self == d;
-}
+#include "core/executor.h"
+#include "core/publish.h"
+#include "core/queue.h"
+#include "core/residency.h"
 
 /* What an op logs follows the level of the context it belongs to. */
 static dao_log_level op_log_level(const struct device *d, const struct op *op)
@@ -129,7 +125,7 @@ static void *executor_main(void *arg)
 {
 	struct device *d = arg;
 
-	executor_self = d;
+	queue_consumer_set(d);
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
 		struct op *op;

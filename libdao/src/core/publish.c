@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * publish.c - residency published in shared memory for daoctl
- * (publish_layout.h has the layout, Documentation/daoctl.md the why).
+ * (dao_publish.h has the layout, Documentation/daoctl.md the why).
  *
  * Opening and closing make system calls; the executor's tick never does:
  * it stores counters into an already mapped segment and reads the coarse
@@ -19,9 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "base/log.h"
-#include "core/publish_layout.h"
+#include "core/publish.h"
+#include "dao_publish.h"
 
 /* The per-buffer table is rebuilt at most this often while the job runs. */
 #define TABLE_PERIOD_NS 100000000ull

@@ -11,8 +11,12 @@
  */
 #include <string.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "base/log.h"
+#include "core/record.h"
+#include "core/residency.h"
+#include "core/victim.h"
+#include "policy/policy.h"
 
 dao_status res_wait(struct device *d, const dao_fence *f)
 {
@@ -246,7 +250,7 @@ static dao_status evict(struct device *d, struct rec *r)
  */
 static uint64_t eager_ops(const struct device *d)
 {
-	return d->policy == DAO_POLICY_DAO ? 2 : 0;
+	return d->pol->eager_ops;
 }
 
 /* Space for asize bytes, evicting in policy order. For a prefetch (for
@@ -498,7 +502,7 @@ static void clean_ahead(struct device *d)
 
 void res_prefetch(struct device *d)
 {
-	bool evict_ok = d->policy != DAO_POLICY_LRU && d->policy != DAO_POLICY_FIFO;
+	bool evict_ok = d->pol->prefetch_evicts;
 	struct op *op;
 
 	while ((op = d->pf_op) && op->seq <= d->now_seq + d->lookahead) {
@@ -543,7 +547,7 @@ void res_prefetch(struct device *d)
 	}
 out:
 	/* Unified: writing back migrates the pages, which is an eviction. */
-	if (d->policy == DAO_POLICY_DAO && !d->be->unified)
+	if (d->pol->clean_ahead && !d->be->unified)
 		clean_ahead(d);
 }
 

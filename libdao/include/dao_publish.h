@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * publish_layout.h - the shared-memory segment through which a libdao process
+ * dao_publish.h - the shared-memory segment through which a libdao process
  * shows its residency to daoctl (layout version 1, Documentation/daoctl.md).
  *
  * One segment per device of a process: DAO_PUB_DIR/dao.<uid>.<pid>.<serial>,
@@ -21,8 +21,8 @@
  * Keeping the two parts apart lets a reader copy the table without being
  * starved by the per-op summary updates.
  */
-#ifndef DAO_PUBLISH_LAYOUT_H
-#define DAO_PUBLISH_LAYOUT_H
+#ifndef DAO_PUBLISH_H
+#define DAO_PUBLISH_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -235,4 +235,4 @@ static inline bool dao_pub_stat_start_time(const char *stat, uint64_t *out)
 	return true;
 }
 
-#endif /* DAO_PUBLISH_LAYOUT_H */
+#endif /* DAO_PUBLISH_H */

@@ -18,7 +18,9 @@
  */
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
+#include "core/victim.h"
+#include "policy/policy.h"
 
 #define KEY_DEAD (UINT64_MAX - 1)
 #define KEY_UNKNOWN (1ull << 62)
@@ -62,17 +64,17 @@ uint64_t victim_next_use(struct device *d, struct rec *r)
 
 uint64_t victim_key_after(struct device *d, const struct opnd *u)
 {
-	if (d->policy == DAO_POLICY_LRU || d->policy == DAO_POLICY_FIFO)
+	if (d->pol->victim_key != POLICY_KEY_NEXT_USE)
 		return 0;
 	return next_use_from(d, u->rec, u->next_use, true);
 }
 
 static uint64_t key_of(struct device *d, struct rec *r)
 {
-	switch (d->policy) {
-	case DAO_POLICY_LRU:
+	switch (d->pol->victim_key) {
+	case POLICY_KEY_LAST_USE:
 		return age_key(r->last_use);
-	case DAO_POLICY_FIFO:
+	case POLICY_KEY_LOAD_SEQ:
 		return age_key(r->load_seq);
 	default:
 		return victim_next_use(d, r);
@@ -82,7 +84,7 @@ static uint64_t key_of(struct device *d, struct rec *r)
 static enum heap_id heap_for(struct device *d, struct rec *r, uint64_t key)
 {
 	/* Unified memory: evicting clean data migrates it just the same. */
-	if (d->policy != DAO_POLICY_DAO || d->be->unified)
+	if (!d->pol->clean_ahead || d->be->unified)
 		return HEAP_CLEAN;
 	/* Dead data costs no write-back however dirty it is. */
 	if (key == KEY_DEAD || !rec_dirty(r))
