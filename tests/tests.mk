@@ -23,6 +23,9 @@ UNIT_tsan := $(addprefix $(BUILD)/tsan/tests/,$(filter $(TSAN_TESTS),$(UNIT_NAME
 
 # Extra check steps other fragments add (fuzzing, tool tests) go here.
 CHECK_EXTRA ?=
+# (Included before the check rule below, which expands CHECK_EXTRA as it is read.)
+include tests/abi/abi.mk
+include tests/layers/layers.mk
 
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
@@ -39,5 +42,3 @@ check-tsan: $(UNIT_tsan)
 
 check: check-rel check-asan check-tsan $(CHECK_EXTRA)
 -include tests/gpu/gpu.mk
-include tests/abi/abi.mk
-include tests/layers/layers.mk

@@ -39,7 +39,7 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 	d = c->dev;
 	if (bytes >= (1ull << 63)) {
 		st = DAO_ERR_OVERFLOW;
-	} else if (arena_round(&d->arena, bytes) > d->budget) {
+	} else if (arena_round(&d->res.arena, bytes) > d->budget) {
 		dao_err("a buffer of %llu bytes can never fit in the device budget of %llu bytes",
 			(unsigned long long)bytes, (unsigned long long)d->budget);
 		st = DAO_ERR_BUDGET;

@@ -11,15 +11,13 @@
 
 #include "api/config.h"
 #include "backend/backend.h"
+#include "backend/backends.h"
 #include "base/log.h"
 #include "core/device.h"
 #include "core/queue.h"
 #include "core/record.h"
 #include "core/registry.h"
 #include "dao_sim.h"
-#ifdef DAO_HAVE_CUDA
-#include "backend/cuda/cuda_backend.h"
-#endif
 
 static struct device *shared_dev[DAO_BACKEND_CUDA_EXPLICIT + 1];
 
@@ -35,12 +33,8 @@ static uint64_t host_budget_of(const struct resolved_config *rc)
 static dao_backend_kind auto_backend(void)
 {
 	static bool said;
-	dao_backend_kind kind = DAO_BACKEND_HOST;
+	dao_backend_kind kind = dao_backend_auto_kind();
 
-#ifdef DAO_HAVE_CUDA
-	if (dao_cuda_usable())
-		kind = DAO_BACKEND_CUDA_EXPLICIT;
-#endif
 	if (!said) {
 		if (kind == DAO_BACKEND_HOST)
 			dao_info("backend auto: no usable CUDA device, using the host backend");
@@ -53,23 +47,11 @@ static dao_backend_kind auto_backend(void)
 
 static dao_status backend_open(const struct resolved_config *rc, struct dao_backend **out)
 {
-	dao_backend_kind kind = rc->backend;
-	uint64_t mem, budget;
+	const struct dao_backend_entry *e = dao_backend_entry(rc->backend);
 
-	if (kind == DAO_BACKEND_CUDA_MANAGED || kind == DAO_BACKEND_CUDA_EXPLICIT) {
-#ifdef DAO_HAVE_CUDA
-		return dao_backend_cuda_create(kind, rc->device_budget, rc->device_budget_percent,
-					       out);
-#else
-		dao_err("backend %s: this libdao was built without CUDA support",
-			dao_backend_name(kind));
-		return DAO_ERR_BACKEND;
-#endif
-	}
-	mem = dao_host_memory_bytes();
-	budget = rc->device_budget ? rc->device_budget
-				   : config_percent_of(mem, rc->device_budget_percent);
-	return dao_backend_host_create(budget, out);
+	if (!e)
+		return DAO_ERR_CONFIG; /* config_resolve lets no other kind through */
+	return e->create(rc->device_budget, rc->device_budget_percent, out);
 }
 
 static dao_status ctx_create(struct device *d, const struct resolved_config *rc,

@@ -274,8 +274,8 @@ dao_status dao_stats_get(dao_ctx h, dao_stats *out)
 	if (st != DAO_OK)
 		return st;
 	*out = c->dev->stats;
-	out->device_bytes = c->dev->arena.used;
-	out->peak_device_bytes = c->dev->arena.peak;
+	out->device_bytes = c->dev->res.arena.used;
+	out->peak_device_bytes = c->dev->res.arena.peak;
 	ctx_leave(c);
 	return DAO_OK;
 }

@@ -26,7 +26,7 @@ void device_destroy(struct device *d)
 		dao_warn("writing the trace failed");
 	free(d->trace_path);
 	victim_destroy(d);
-	arena_destroy(&d->arena);
+	arena_destroy(&d->res.arena);
 	if (d->be)
 		d->be->ops->destroy(d->be);
 	pthread_cond_destroy(&d->work_cv);
@@ -66,12 +66,12 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 	d->log_level = rc->log_level;
 	d->budget = be->arena_bytes;
 	d->host_budget = host_budget;
-	d->next_seq = 1;
+	d->q.next_seq = 1;
 	d->next_rec_id = 1;
 	d->stats.budget_bytes = d->budget;
 	d->stats.host_budget_bytes = d->host_budget;
 	victim_init(d);
-	if (!arena_init(&d->arena, be->arena_bytes, be->align, be->contiguous)) {
+	if (!arena_init(&d->res.arena, be->arena_bytes, be->align, be->contiguous)) {
 		device_destroy(d);
 		return DAO_ERR_NOMEM;
 	}

@@ -26,12 +26,12 @@ static dao_log_level op_log_level(const struct device *d, const struct op *op)
 
 static bool runnable(const struct device *d)
 {
-	if (!d->qhead)
+	if (!d->q.head)
 		return false;
 	if (!(d->flags & DAO_CONFIG_DETERMINISTIC))
 		return true;
 	/* A full window, or someone waits for what is queued. */
-	return queue_window_full(d) || d->flush || d->stop;
+	return queue_window_full(d) || d->q.flush || d->stop;
 }
 
 static void run_kernel(struct device *d, struct op *op)
@@ -55,7 +55,7 @@ static void run_kernel(struct device *d, struct op *op)
 		return;
 	}
 	/* Copies for the next kernels overlap this one. */
-	d->pinned_op = op;
+	d->q.pinned_op = op;
 	res_prefetch(d);
 	kr = (struct dao_kernel_run){
 		.fn = op->fn,
@@ -64,7 +64,7 @@ static void run_kernel(struct device *d, struct op *op)
 		.sizes = op->sizes,
 		.count = op->nargs,
 		.flops = op->flops,
-		.resident_bytes = d->arena.used,
+		.resident_bytes = d->res.arena.used,
 		.name = op->name,
 	};
 	for (uint32_t i = 0; i < op->nopnd; i++)
@@ -84,7 +84,7 @@ static void run_kernel(struct device *d, struct op *op)
 	d->stats.kernels++;
 	dao_fence_add(&d->issued, DAO_ENGINE_COMPUTE, kseq);
 	res_after_kernel(d, op, kseq);
-	d->pinned_op = NULL;
+	d->q.pinned_op = NULL;
 	res_retire(d, op);
 	res_prefetch(d);
 }
@@ -133,35 +133,35 @@ static void *executor_main(void *arg)
 		bool blocking;
 
 		while (!runnable(d)) {
-			if (d->stop && !d->qhead)
+			if (d->stop && !d->q.head)
 				goto out;
 			d->exec_waiting = true;
 			pthread_cond_wait(&d->work_cv, &d->mu);
 			d->exec_waiting = false;
 		}
-		op = d->qhead;
-		d->qhead = op->next;
-		if (!d->qhead)
-			d->qtail = NULL;
-		if (d->pf_op == op) {
-			d->pf_op = op->next;
-			d->pf_idx = 0;
+		op = d->q.head;
+		d->q.head = op->next;
+		if (!d->q.head)
+			d->q.tail = NULL;
+		if (d->res.pf_op == op) {
+			d->res.pf_op = op->next;
+			d->res.pf_idx = 0;
 		}
-		d->now_seq = op->seq;
-		d->executing = true;
+		d->q.now_seq = op->seq;
+		d->q.executing = true;
 		dao_log_scope_push(op_log_level(d, op));
 		process(d, op);
 		dao_log_scope_pop();
-		d->executing = false;
+		d->q.executing = false;
 		if (d->pub)
 			publish_tick(d);
 		c = op->ctx;
 		blocking = op->blocking;
-		d->queued--;
+		d->q.queued--;
 		if (c)
 			c->queued--;
 		if (blocking) {
-			d->flush--;
+			d->q.flush--;
 			op->done = true; /* the waiter owns op from here on */
 		} else {
 			free(op);

@@ -149,6 +149,37 @@ struct victim_heap {
 	uint32_t cap;
 };
 
+/* The device's queue of ops (queue.c pushes, executor.c pops). */
+struct dev_queue {
+	struct op *head, *tail;
+	uint64_t queued;
+	uint32_t flush; /* blocking ops or waiters in queue: run without waiting for a full window */
+	uint64_t next_seq;
+	uint64_t now_seq;     /* seq of the op being executed */
+	struct op *pinned_op; /* kernel whose operands are pinned, between prepare and retire */
+	bool executing;       /* between popping an op and finishing it */
+};
+
+/* What is resident where, and what goes next (residency.c, victim.c). */
+struct dev_residency {
+	struct dao_arena arena;
+	struct victim_heap heaps[HEAPS];
+	struct op *pf_op; /* prefetch cursor: first op whose operands may still need a fetch */
+	uint32_t pf_idx;
+	uint64_t pf_bytes;    /* bytes brought in ahead whose use has not run */
+	uint64_t clean_bytes; /* bytes written back ahead that are still resident */
+	uint64_t max_asize;   /* largest buffer: sets how far ahead to work */
+	uint64_t iter_no;
+	uint64_t iter_start;
+	uint64_t prev_iter_len; /* 0 until one iteration completed */
+};
+
+/*
+ * A device is a composition: its queue, its residency (with the policy's
+ * table and the arena), its statistics and its publisher, each kept by the
+ * files named beside it; the rest is the executor thread's state and the
+ * settings the device was opened with.
+ */
 struct device {
 	pthread_mutex_t mu;
 	pthread_cond_t work_cv; /* executor: work arrived */
@@ -172,26 +203,8 @@ struct device {
 	uint32_t nctx;
 	uint32_t serial; /* registry bookkeeping */
 
-	/* queue */
-	struct op *qhead, *qtail;
-	uint64_t queued;
-	uint32_t flush; /* blocking ops or waiters in queue: run without waiting for a full window */
-	uint64_t next_seq;
-	uint64_t now_seq; /* seq of the op being executed */
-	struct op *pinned_op; /* kernel whose operands are pinned, between prepare and retire */
-	bool executing;   /* between popping an op and finishing it */
-
-	/* policy */
-	struct dao_arena arena;
-	struct victim_heap heaps[HEAPS];
-	struct op *pf_op; /* prefetch cursor: first op whose operands may still need a fetch */
-	uint32_t pf_idx;
-	uint64_t pf_bytes;    /* bytes brought in ahead whose use has not run */
-	uint64_t clean_bytes; /* bytes written back ahead that are still resident */
-	uint64_t max_asize;   /* largest buffer: sets how far ahead to work */
-	uint64_t iter_no;
-	uint64_t iter_start;
-	uint64_t prev_iter_len; /* 0 until one iteration completed */
+	struct dev_queue q;       /* queue.c, executor.c */
+	struct dev_residency res; /* residency.c, victim.c */
 
 	uint64_t next_rec_id;
 	uint64_t stamp;

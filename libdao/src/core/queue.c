@@ -20,21 +20,21 @@ bool queue_consumer_is_current(const struct device *d)
 
 void queue_push(struct device *d, struct op *op)
 {
-	op->seq = d->next_seq++;
+	op->seq = d->q.next_seq++;
 	op->next = NULL;
-	if (d->qtail)
-		d->qtail->next = op;
+	if (d->q.tail)
+		d->q.tail->next = op;
 	else
-		d->qhead = op;
-	d->qtail = op;
-	d->queued++;
+		d->q.head = op;
+	d->q.tail = op;
+	d->q.queued++;
 	if (op->ctx)
 		op->ctx->queued++;
 	if (op->blocking)
-		d->flush++;
-	if (!d->pf_op) {
-		d->pf_op = op;
-		d->pf_idx = 0;
+		d->q.flush++;
+	if (!d->res.pf_op) {
+		d->res.pf_op = op;
+		d->res.pf_idx = 0;
 	}
 	if (d->exec_waiting)
 		pthread_cond_signal(&d->work_cv);
@@ -55,7 +55,7 @@ void queue_wait_turn(struct device *d)
 		return;
 	/* The executor runs whenever the window is full or someone waits:
 	 * let it reach that point before the job changes anything. */
-	while (d->executing || queue_window_full(d) || (d->qhead && d->flush))
+	while (d->q.executing || queue_window_full(d) || (d->q.head && d->q.flush))
 		wait_done(d);
 }
 

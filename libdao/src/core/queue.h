@@ -15,7 +15,7 @@ void queue_wait_turn(struct device *d);
 void wait_done(struct device *d);
 static inline bool queue_window_full(const struct device *d)
 {
-	return d->qhead && d->qtail->seq - d->qhead->seq >= d->lookahead;
+	return d->q.head && d->q.tail->seq - d->q.head->seq >= d->lookahead;
 }
 dao_status op_wait(struct device *d, struct op *op);
 /* The executor marks its thread as d's consumer when it starts. True on that

@@ -21,9 +21,9 @@ dao_status rec_create(struct device *d, struct ctx *c, uint64_t bytes, struct re
 		return DAO_ERR_NOMEM;
 	r->id = d->next_rec_id++;
 	r->size = bytes;
-	r->asize = arena_round(&d->arena, bytes);
-	if (r->asize > d->max_asize)
-		d->max_asize = r->asize;
+	r->asize = arena_round(&d->res.arena, bytes);
+	if (r->asize > d->res.max_asize)
+		d->res.max_asize = r->asize;
 	r->ctx = c;
 	r->refs = 1;
 	r->host_valid = true; /* "the job's data", undefined until written */

@@ -48,10 +48,10 @@ static uint64_t next_use_from(struct device *d, struct rec *r, struct opnd *u, b
 	}
 	if (r->released)
 		return KEY_DEAD; /* waiting for its free */
-	if (d->prev_iter_len && r->iter_no == d->iter_no) {
-		uint64_t p = d->iter_start + d->prev_iter_len + r->iter_off;
+	if (d->res.prev_iter_len && r->iter_no == d->res.iter_no) {
+		uint64_t p = d->res.iter_start + d->res.prev_iter_len + r->iter_off;
 
-		if (p > d->now_seq)
+		if (p > d->q.now_seq)
 			return p;
 	}
 	return age_key(r->last_use);
@@ -133,14 +133,14 @@ static void sift_down(struct victim_heap *h, uint32_t i)
 void victim_init(struct device *d)
 {
 	for (int i = 0; i < HEAPS; i++)
-		d->heaps[i] = (struct victim_heap){ 0 };
+		d->res.heaps[i] = (struct victim_heap){ 0 };
 }
 
 void victim_destroy(struct device *d)
 {
 	for (int i = 0; i < HEAPS; i++) {
-		free(d->heaps[i].v);
-		d->heaps[i] = (struct victim_heap){ 0 };
+		free(d->res.heaps[i].v);
+		d->res.heaps[i] = (struct victim_heap){ 0 };
 	}
 }
 
@@ -151,7 +151,7 @@ void victim_remove(struct device *d, struct rec *r)
 
 	if (r->heap_pos < 0)
 		return;
-	h = &d->heaps[r->heap_which];
+	h = &d->res.heaps[r->heap_which];
 	i = (uint32_t)r->heap_pos;
 	r->heap_pos = -1;
 	h->n--;
@@ -180,13 +180,13 @@ void victim_update(struct device *d, struct rec *r)
 
 		r->key = key;
 		if (key > old)
-			sift_up(&d->heaps[which], (uint32_t)r->heap_pos);
+			sift_up(&d->res.heaps[which], (uint32_t)r->heap_pos);
 		else if (key < old)
-			sift_down(&d->heaps[which], (uint32_t)r->heap_pos);
+			sift_down(&d->res.heaps[which], (uint32_t)r->heap_pos);
 		return;
 	}
 	victim_remove(d, r);
-	h = &d->heaps[which];
+	h = &d->res.heaps[which];
 	if (h->n == h->cap) {
 		uint32_t cap = h->cap ? h->cap * 2 : 64;
 		struct rec **v = realloc(h->v, cap * sizeof(*v));
@@ -205,12 +205,12 @@ void victim_update(struct device *d, struct rec *r)
 
 static uint64_t distance(struct device *d, uint64_t key)
 {
-	return key > d->now_seq ? key - d->now_seq : 0;
+	return key > d->q.now_seq ? key - d->q.now_seq : 0;
 }
 
 struct rec *victim_pick(struct device *d, uint64_t limit_seq)
 {
-	struct victim_heap *c = &d->heaps[HEAP_CLEAN], *w = &d->heaps[HEAP_DIRTY];
+	struct victim_heap *c = &d->res.heaps[HEAP_CLEAN], *w = &d->res.heaps[HEAP_DIRTY];
 	struct rec *rc = c->n ? c->v[0] : NULL;
 	struct rec *rw = w->n ? w->v[0] : NULL;
 	struct rec *pick;
