@@ -106,7 +106,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	p[namelen] = 0;
 	op->name = name ? p : NULL;
 
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK) {
 		free(op);
 		return st;
@@ -126,6 +126,13 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		if (st != DAO_OK)
 			break;
 		r = s->rec;
+		op->sizes[i] = s->len;
+		if (!s->len) {
+			/* Zero bytes name no memory: no pointer, no use of
+			 * the owner, nothing to fetch or to keep. */
+			op->args[i] = (struct karg){ .rec = NULL };
+			continue;
+		}
 		/* Overwriting part of a buffer preserves the rest: for the
 		 * owner that is an update. */
 		if (m == MODE_W && (s->off != 0 || s->len != r->size))
@@ -138,7 +145,6 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		}
 		op->opnd[r->stamp_idx].mode |= m;
 		op->args[i] = (struct karg){ .rec = r, .off = s->off, .len = s->len };
-		op->sizes[i] = s->len;
 	}
 	if (st == DAO_OK && need > d->budget) {
 		dao_err("kernel %s needs %llu bytes of operands, more than the device budget of %llu",
@@ -179,7 +185,7 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 
 	if (len && !mem)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK)
 		return st;
 	st = context_usable(c);
@@ -222,7 +228,7 @@ dao_status dao_sync(dao_ctx h)
 {
 	struct op op = { .kind = OP_SYNC, .blocking = true };
 	struct ctx *c;
-	dao_status st = ctx_enter(h, &c);
+	dao_status st = ctx_enter_to_queue(h, &c);
 
 	if (st != DAO_OK)
 		return st;
@@ -242,7 +248,7 @@ dao_status dao_iteration(dao_ctx h)
 
 	if (!op)
 		return DAO_ERR_NOMEM;
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK) {
 		free(op);
 		return st;

@@ -88,7 +88,16 @@ struct dao_backend {
 	bool unified;
 };
 
-/* Constructors. Each returns a backend whose arena spans `budget` bytes. */
+/* The budget a backend's arena spans for a requested budget: whole units of
+ * its allocation granularity. Every backend rounds through here, so a shared
+ * device compares a second context's request the same way (dao_open). */
+static inline uint64_t dao_budget_round(uint64_t bytes, uint64_t align)
+{
+	return bytes & ~(align - 1);
+}
+
+/* Constructors. Each returns a backend whose arena spans `budget` bytes,
+ * rounded by dao_budget_round(). */
 dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
 /* Total memory of the host backend's "device" (physical memory). */
 uint64_t dao_host_memory_bytes(void);

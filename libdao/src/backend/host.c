@@ -285,7 +285,7 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
 	h->base.device_memory = dao_host_memory_bytes();
 	h->base.align = 256;
 	h->base.contiguous = true;
-	h->base.arena_bytes = budget & ~(h->base.align - 1);
+	h->base.arena_bytes = dao_budget_round(budget, h->base.align);
 	h->arena_map = (h->base.arena_bytes + (uint64_t)page - 1) & ~((uint64_t)page - 1);
 	if (h->arena_map) {
 		/* Untouched pages cost nothing: a generous budget is free

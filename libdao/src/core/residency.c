@@ -407,7 +407,7 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 	for (uint32_t i = 0; i < op->nargs; i++) {
 		struct karg *a = &op->args[i];
 
-		if (!a->rec->blk)
+		if (!a->rec || !a->rec->blk)
 			op->ptrs[i] = NULL;
 		else
 			op->ptrs[i] = d->be->ops->kernel_ptr(d->be, a->rec->host, a->rec->blk->off,

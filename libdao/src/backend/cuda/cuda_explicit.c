@@ -211,7 +211,7 @@ dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget,
 	/* cudaMalloc's own alignment: any offset of it suits every type. */
 	x->cb.base.align = 256;
 	x->cb.base.contiguous = true;
-	x->cb.base.arena_bytes = budget & ~(x->cb.base.align - 1);
+	x->cb.base.arena_bytes = dao_budget_round(budget, x->cb.base.align);
 	st = cu_engines_init(&x->cb.eng, device);
 	if (st != DAO_OK) {
 		free(x);

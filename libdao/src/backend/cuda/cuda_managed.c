@@ -219,7 +219,7 @@ dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64
 	x->cb.base.align = CM_GRANULE;
 	/* Pages, not ranges: the budget only counts bytes. */
 	x->cb.base.contiguous = false;
-	x->cb.base.arena_bytes = budget & ~(CM_GRANULE - 1);
+	x->cb.base.arena_bytes = dao_budget_round(budget, x->cb.base.align);
 	x->dev_loc = (struct cudaMemLocation){ .type = cudaMemLocationTypeDevice, .id = device };
 	x->host_loc = (struct cudaMemLocation){ .type = cudaMemLocationTypeHost, .id = 0 };
 	x->discard_ok = true;
