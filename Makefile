@@ -44,9 +44,11 @@ ldflags = $(SAN_$(1)) -pthread $(LDFLAGS)
 all:
 
 include libdao/libdao.mk
+-include libdao/fortran/fortran.mk
 -include $(wildcard tools/*/*.mk)
 -include tests/tests.mk
 -include kmod/kmod.mk
+-include slurm/slurm.mk
 
 clean:
 	rm -rf $(BUILD)

@@ -42,6 +42,7 @@ struct proc {
 	char job[DAO_PUB_TEXT];
 	char backend[DAO_PUB_SHORT];
 	char policy[DAO_PUB_SHORT];
+	uint64_t slurm_job_id; /* 0: not a Slurm job, or a layout-1 segment */
 	uint32_t nseg;
 	struct seg *segs;
 	struct dao_pub_summary sum; /* summed over the devices */

@@ -62,6 +62,7 @@ static dao_status ctx_create(struct device *d, const struct resolved_config *rc,
 	if (!c)
 		return DAO_ERR_NOMEM;
 	c->dev = d;
+	c->log_level = rc->log_level;
 	if (rc->job_name[0])
 		memcpy(c->job_name, rc->job_name, sizeof(c->job_name));
 	*out = c;
@@ -83,55 +84,80 @@ static dao_status open_on(struct device *d, const struct resolved_config *rc, bo
 	}
 	d->nctx++;
 	d->shared = shared;
+	if ((int)rc->log_level > d->log_level)
+		d->log_level = rc->log_level;
 	*out = (dao_ctx){ c->id };
 	return DAO_OK;
 }
 
-dao_status dao_open(const dao_config *cfg, dao_ctx *out)
+/*
+ * A second shared context gets the device as it is: what it leaves unset it
+ * takes from the device; what it asks for explicitly must be what the device
+ * has. Budgets are compared after the rounding the device's budget went
+ * through, so two identical requests always agree. Determinism may be given
+ * to a context that did not ask for it (it only removes overlap), never
+ * taken from one that did. Returns the name of the first setting that
+ * differs, NULL when none.
+ */
+static const char *shared_conflict(const struct device *d, const struct resolved_config *rc)
 {
-	struct resolved_config rc;
+	if (rc->budget_explicit) {
+		uint64_t want = rc->device_budget
+					? rc->device_budget
+					: config_percent_of(d->be->device_memory,
+							    rc->device_budget_percent);
+
+		if (dao_budget_round(want, d->be->align) != d->budget)
+			return "device budget";
+	}
+	if (rc->policy_explicit && rc->policy != d->policy)
+		return "policy";
+	if ((rc->flags & DAO_CONFIG_DETERMINISTIC) && !(d->flags & DAO_CONFIG_DETERMINISTIC))
+		return "determinism";
+	if (rc->lookahead_explicit && rc->lookahead != d->lookahead)
+		return "lookahead";
+	if (rc->host_budget_explicit && host_budget_of(rc) != d->host_budget)
+		return "host budget";
+	if (rc->trace_path[0] && (!d->trace_path || strcmp(rc->trace_path, d->trace_path)))
+		return "trace file";
+	return NULL;
+}
+
+static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
+{
 	struct dao_backend *be;
 	struct device *d;
 	dao_status st;
 	dao_backend_kind slot;
-
-	if (!out)
-		return DAO_ERR_NULL;
-	st = config_resolve(cfg, &rc);
-	if (st != DAO_OK)
-		return st;
-	dao_log_set_level(rc.log_level);
+	const char *differs;
 
 	registry_lock();
-	if (rc.backend == DAO_BACKEND_AUTO)
-		rc.backend = auto_backend();
-	slot = rc.backend;
-	if (!(rc.flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
-		uint64_t want = rc.device_budget
-					? rc.device_budget
-					: config_percent_of(d->be->device_memory,
-							    rc.device_budget_percent);
-
-		if ((rc.budget_explicit && want != d->budget) ||
-		    (rc.policy_explicit && rc.policy != d->policy)) {
+	if (rc->backend == DAO_BACKEND_AUTO)
+		rc->backend = auto_backend();
+	slot = rc->backend;
+	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
+		differs = shared_conflict(d, rc);
+		if (differs) {
 			registry_unlock();
-			dao_err("a context is already open on the %s device with budget %llu and policy %s",
-				dao_backend_name(d->kind), (unsigned long long)d->budget,
-				dao_policy_name(d->policy));
+			dao_err("a context is already open on the %s device with another %s "
+				"(budget %llu, policy %s, lookahead %u%s)",
+				dao_backend_name(d->kind), differs, (unsigned long long)d->budget,
+				dao_policy_name(d->policy), d->lookahead,
+				d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "");
 			return DAO_ERR_CONFLICT;
 		}
-		st = open_on(d, &rc, true, out);
+		st = open_on(d, rc, true, out);
 		registry_unlock();
 		return st;
 	}
-	st = backend_open(&rc, &be);
+	st = backend_open(rc, &be);
 	if (st == DAO_OK)
-		st = device_create(be, &rc, host_budget_of(&rc), &d);
+		st = device_create(be, rc, host_budget_of(rc), &d);
 	if (st == DAO_OK) {
-		st = open_on(d, &rc, !(rc.flags & DAO_CONFIG_PRIVATE), out);
+		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out);
 		if (st != DAO_OK)
 			device_destroy(d);
-		else if (!(rc.flags & DAO_CONFIG_PRIVATE))
+		else if (!(rc->flags & DAO_CONFIG_PRIVATE))
 			shared_dev[slot] = d;
 	}
 	registry_unlock();
@@ -139,6 +165,22 @@ dao_status dao_open(const dao_config *cfg, dao_ctx *out)
 		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u",
 			 dao_backend_name(d->kind), (unsigned long long)d->budget,
 			 dao_policy_name(d->policy), d->lookahead);
+	return st;
+}
+
+/* Everything logged while opening follows the level the config asks for. */
+dao_status dao_open(const dao_config *cfg, dao_ctx *out)
+{
+	struct resolved_config rc;
+	dao_status st;
+
+	if (!out)
+		return DAO_ERR_NULL;
+	dao_log_scope_push(config_log_level(cfg));
+	st = config_resolve(cfg, &rc);
+	if (st == DAO_OK)
+		st = open_resolved(&rc, out);
+	dao_log_scope_pop();
 	return st;
 }
 
@@ -154,20 +196,24 @@ dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, da
 		be->ops->destroy(be);
 		return DAO_ERR_NULL;
 	}
+	dao_log_scope_push(config_log_level(cfg));
 	st = config_resolve(cfg, &rc);
 	if (st != DAO_OK) {
 		be->ops->destroy(be);
+		dao_log_scope_pop();
 		return st;
 	}
-	dao_log_set_level(rc.log_level);
 	st = device_create(be, &rc, host_budget_of(&rc), &d);
-	if (st != DAO_OK)
+	if (st != DAO_OK) {
+		dao_log_scope_pop();
 		return st;
+	}
 	registry_lock();
 	st = open_on(d, &rc, false, out);
 	registry_unlock();
 	if (st != DAO_OK)
 		device_destroy(d);
+	dao_log_scope_pop();
 	return st;
 }
 
@@ -202,6 +248,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	st = registry_close(h, &c);
 	if (st != DAO_OK)
 		return st;
+	dao_log_scope_push(c->log_level);
 
 	d = c->dev;
 	pthread_mutex_lock(&d->mu);
@@ -227,6 +274,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	}
 	registry_unlock();
 	device_destroy(d);
+	dao_log_scope_pop();
 	free(c->slots);
 	free(c);
 	return st;

@@ -93,7 +93,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 			return DAO_ERR_INVALID;
 	bytes = sizeof(*op) + count * (sizeof(struct karg) + sizeof(struct opnd) + sizeof(void *) +
 				       sizeof(uint64_t)) + namelen + 1;
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK)
 		return st;
 	d = c->dev;
@@ -129,6 +129,13 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		if (st != DAO_OK)
 			break;
 		r = s->rec;
+		op->sizes[i] = s->len;
+		if (!s->len) {
+			/* Zero bytes name no memory: no pointer, no use of
+			 * the owner, nothing to fetch or to keep. */
+			op->args[i] = (struct karg){ .rec = NULL };
+			continue;
+		}
 		/* Overwriting part of a buffer preserves the rest: for the
 		 * owner that is an update. */
 		if (m == MODE_W && (s->off != 0 || s->len != r->size))
@@ -141,7 +148,6 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		}
 		op->opnd[r->stamp_idx].mode |= m;
 		op->args[i] = (struct karg){ .rec = r, .off = s->off, .len = s->len };
-		op->sizes[i] = s->len;
 	}
 	if (st == DAO_OK && need > d->budget) {
 		dao_err("kernel %s needs %llu bytes of operands, more than the device budget of %llu",
@@ -182,7 +188,7 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 
 	if (len && !mem)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK)
 		return st;
 	st = context_usable(c);
@@ -225,7 +231,7 @@ dao_status dao_sync(dao_ctx h)
 {
 	struct op op = { .kind = OP_SYNC, .blocking = true };
 	struct ctx *c;
-	dao_status st = ctx_enter(h, &c);
+	dao_status st = ctx_enter_to_queue(h, &c);
 
 	if (st != DAO_OK)
 		return st;
@@ -245,7 +251,7 @@ dao_status dao_iteration(dao_ctx h)
 
 	if (!op)
 		return DAO_ERR_NOMEM;
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK) {
 		free(op);
 		return st;

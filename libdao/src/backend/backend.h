@@ -36,8 +36,12 @@ struct dao_backend;
 
 struct dao_backend_ops {
 	const char *name;
-	/* Device pointer of arena offset off (NULL when the backend holds no data). */
-	void *(*dev_ptr)(struct dao_backend *be, uint64_t off);
+	/* The pointer a kernel gets for byte view_off of a buffer placed at
+	 * arena offset dev_off, whose host copy starts at host: the device
+	 * copy's address, or on a unified backend the host copy's own (NULL
+	 * when the backend holds no data). */
+	void *(*kernel_ptr)(struct dao_backend *be, void *host, uint64_t dev_off,
+			    uint64_t view_off);
 	/* Host backing store for one buffer; *ptr may be NULL for data-less
 	 * backends. *pinned gets a non-zero handle when the memory is pinned
 	 * through dao.ko. Returns DAO_ERR_NOMEM when the system refuses. */
@@ -77,15 +81,23 @@ struct dao_backend {
 	bool contiguous;        /* each buffer needs one contiguous range of the arena */
 	/*
 	 * The device copy and the host copy are one allocation (CUDA managed
-	 * memory): a kernel's pointer is the host copy + offset, dev_ptr() is
-	 * unused, copy() migrates the host range (dev_off is only the
+	 * memory): a kernel's pointer is the host copy + offset (kernel_ptr), copy() migrates the host range (dev_off is only the
 	 * budget's bookkeeping), dropping a resident buffer migrates it back
 	 * unless its contents are dead, which discard() lets go.
 	 */
 	bool unified;
 };
 
-/* Constructors. Each returns a backend whose arena spans `budget` bytes. */
+/* The budget a backend's arena spans for a requested budget: whole units of
+ * its allocation granularity. Every backend rounds through here, so a shared
+ * device compares a second context's request the same way (dao_open). */
+static inline uint64_t dao_budget_round(uint64_t bytes, uint64_t align)
+{
+	return bytes & ~(align - 1);
+}
+
+/* Constructors. Each returns a backend whose arena spans `budget` bytes,
+ * rounded by dao_budget_round(). */
 dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
 /* Total memory of the host backend's "device" (physical memory). */
 uint64_t dao_host_memory_bytes(void);

@@ -320,7 +320,8 @@ static uint64_t schedule(struct sim_backend *s, enum dao_engine e, uint64_t star
 	return l->n;
 }
 
-static void *sim_dev_ptr(struct dao_backend *be, uint64_t off)
+static void *sim_kernel_ptr(struct dao_backend *be, void *host, uint64_t dev_off,
+			    uint64_t view_off)
 {
 	return NULL;
 }
@@ -400,7 +401,7 @@ static void sim_destroy(struct dao_backend *be)
 
 static const struct dao_backend_ops sim_ops = {
 	.name = "sim",
-	.dev_ptr = sim_dev_ptr,
+	.kernel_ptr = sim_kernel_ptr,
 	.host_alloc = sim_host_alloc,
 	.host_free = sim_host_free,
 	.copy = sim_copy,

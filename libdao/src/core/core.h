@@ -14,7 +14,8 @@
  *             publisher), registry.c
  *             (handles), device.c, record.c (record lifetime), queue.c,
  *             executor.c, residency.c, victim.c (eviction order),
- *             publish.c (residency for daoctl, dao_publish.h)
+ *             publish.c (residency for daoctl, dao_publish.h),
+ *             summary.c (DAO_SUMMARY: the figures as one line at close)
  *     |
  *   policy/   policy.c: one table per policy (victim key, prefetch horizon,
  *             clean-ahead)

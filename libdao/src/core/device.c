@@ -13,6 +13,7 @@
 #include "core/executor.h"
 #include "core/publish.h"
 #include "core/queue.h"
+#include "core/summary.h"
 #include "core/victim.h"
 #include "policy/policy.h"
 #include "trace/trace_writer.h"
@@ -23,9 +24,11 @@ void device_destroy(struct device *d)
 		return;
 	executor_stop(d);
 	op_cache_destroy(d);
+	summary_write(d);
 	publish_close(d);
 	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
 		dao_warn("writing the trace failed");
+	free(d->trace_path);
 	victim_destroy(d);
 	arena_destroy(&d->res.arena);
 	if (d->be)
@@ -64,6 +67,7 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 	d->pol = policy_ops(rc->policy);
 	d->lookahead = rc->lookahead;
 	d->flags = rc->flags;
+	d->log_level = rc->log_level;
 	d->budget = be->arena_bytes;
 	d->host_budget = host_budget;
 	d->q.next_seq = 1;
@@ -76,6 +80,11 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		return DAO_ERR_NOMEM;
 	}
 	if (rc->trace_path[0]) {
+		d->trace_path = strdup(rc->trace_path);
+		if (!d->trace_path) {
+			device_destroy(d);
+			return DAO_ERR_NOMEM;
+		}
 		st = dao_trace_writer_open(rc->trace_path, &d->trace);
 		if (st != DAO_OK) {
 			dao_err("cannot write trace %s", rc->trace_path);
@@ -84,6 +93,8 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		}
 	}
 	memcpy(d->job_name, rc->job_name, sizeof(d->job_name));
+	memcpy(d->summary_path, rc->summary_path, sizeof(d->summary_path));
+	d->slurm_job_id = summary_slurm_job_id();
 	publish_open(d);
 	st = executor_start(d);
 	if (st != DAO_OK) {

@@ -16,15 +16,18 @@ struct resolved_config {
 	dao_policy policy;
 	bool policy_explicit;
 	uint32_t lookahead;
+	bool lookahead_explicit;
 	dao_log_level log_level;
 	uint64_t device_budget;
 	uint32_t device_budget_percent;
 	bool budget_explicit;
 	uint64_t host_budget;
 	uint32_t host_budget_percent;
+	bool host_budget_explicit;
 	uint32_t flags;
 	char trace_path[4096];
 	char job_name[64];
+	char summary_path[4096];
 };
 
 /* A device on backend be (owned from then on, also on failure) with host

@@ -15,6 +15,16 @@
 #include "core/queue.h"
 #include "core/residency.h"
 
+/* What an op logs follows the level of the context it belongs to. */
+static dao_log_level op_log_level(const struct device *d, const struct op *op)
+{
+	if (op->ctx)
+		return op->ctx->log_level;
+	if (op->kind == OP_FREE && op->free_rec->ctx)
+		return op->free_rec->ctx->log_level;
+	return (dao_log_level)d->log_level;
+}
+
 static bool runnable(const struct device *d)
 {
 	if (!d->q.head)
@@ -138,6 +148,7 @@ static void *executor_main(void *arg)
 {
 	struct device *d = arg;
 
+	queue_consumer_set(d);
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
 		struct op *op;
@@ -167,7 +178,9 @@ static void *executor_main(void *arg)
 		}
 		d->q.now_seq = op->seq;
 		d->q.executing = true;
+		dao_log_scope_push(op_log_level(d, op));
 		process(d, op);
+		dao_log_scope_pop();
 		d->q.executing = false;
 		/* Busy: readers can wait for the coarse clock to move. */
 		if (d->pub)
@@ -188,7 +201,9 @@ static void *executor_main(void *arg)
 out: {
 	dao_fence all = d->issued;
 
+	dao_log_scope_push((dao_log_level)d->log_level);
 	res_wait(d, &all);
+	dao_log_scope_pop();
 }
 	pthread_mutex_unlock(&d->mu);
 	return NULL;

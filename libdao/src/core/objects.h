@@ -57,7 +57,7 @@ struct opnd {
 
 /* One operand as the job gave it: resolved to its owner plus the view. */
 struct karg {
-	struct rec *rec;
+	struct rec *rec; /* NULL for an operand of zero bytes */
 	uint64_t off;
 	uint64_t len;
 };
@@ -135,6 +135,7 @@ struct rec {
 /* A handle slot. Owners and views alike; views point at the owner's record. */
 struct slot {
 	uint32_t gen;
+	uint32_t gen_first; /* its first generation: the slot retires before reaching it again */
 	uint32_t refs; /* 0: free slot */
 	struct rec *rec;
 	uint64_t off;
@@ -220,6 +221,14 @@ struct device {
 	struct dao_publisher *pub;
 	struct rec *all_recs; /* list of live records (rec->all_next) */
 	char job_name[64];
+	uint64_t slurm_job_id;      /* SLURM_JOB_ID when run under Slurm, else 0 */
+	uint64_t peak_pinned_bytes; /* most host bytes pinned at once */
+	char summary_path[4096];    /* DAO_SUMMARY: "stderr", a file, or "" */
+	char *trace_path; /* where the trace goes; NULL when none */
+	/* Messages that belong to no one context (the device's own) follow the
+	 * most verbose context ever opened on it (raised by dao_open while the
+	 * executor may read it). */
+	_Atomic int log_level;
 
 	dao_fence issued; /* everything submitted to the backend so far */
 	dao_status failure; /* backend failure: sticky for every context */
@@ -239,6 +248,7 @@ struct ctx {
 	uint32_t active; /* API calls in flight (registry mutex) */
 	bool closing;
 	dao_status failure; /* first kernel failure */
+	dao_log_level log_level; /* what libdao logs for this context */
 	char job_name[64];
 };
 

@@ -60,6 +60,19 @@ void op_cache_destroy(struct device *d)
 	d->q.nfree = 0;
 }
 
+/* The device whose executor this thread is; NULL on every other thread. */
+static __thread const struct device *consumer_of;
+
+void queue_consumer_set(const struct device *d)
+{
+	consumer_of = d;
+}
+
+bool queue_consumer_is_current(const struct device *d)
+{
+	return consumer_of == d;
+}
+
 void queue_push(struct device *d, struct op *op)
 {
 	op->seq = d->q.next_seq++;
@@ -93,7 +106,9 @@ void wait_done(struct device *d)
 
 void queue_wait_turn(struct device *d)
 {
-	if (!(d->flags & DAO_CONFIG_DETERMINISTIC))
+	/* A kernel function's own calls run at a fixed point of the op stream
+	 * already, and waiting for the executor there would wait for itself. */
+	if (!(d->flags & DAO_CONFIG_DETERMINISTIC) || queue_consumer_is_current(d))
 		return;
 	/* The executor runs whenever the window is full or someone waits:
 	 * let it reach that point before the job changes anything. */

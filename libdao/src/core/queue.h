@@ -30,5 +30,10 @@ void queue_op_finished(struct device *d, struct ctx *c, bool blocking);
 struct op *op_alloc(struct device *d, size_t bytes);
 void op_release(struct device *d, struct op *op);
 void op_cache_destroy(struct device *d);
+/* The executor marks its thread as d's consumer when it starts. True on that
+ * thread only: there the job's code runs inside one of d's kernel functions,
+ * and waiting for d's queue would wait for that kernel itself. */
+void queue_consumer_set(const struct device *d);
+bool queue_consumer_is_current(const struct device *d);
 
 #endif /* DAO_CORE_QUEUE_H */

@@ -14,14 +14,23 @@ void registry_lock(void);
 void registry_unlock(void);
 
 /* Enter context h: on success dev->mu is held (and, deterministic, it is
- * the job's turn); ctx_leave undoes it. */
+ * the job's turn, except inside a kernel function) and libdao logs at the
+ * context's level; ctx_leave undoes it. ctx_enter_to_queue is for calls that
+ * queue work or wait for it: from a kernel function of the same device it
+ * returns DAO_ERR_REENTRANT. */
 dao_status ctx_enter(dao_ctx h, struct ctx **out);
+dao_status ctx_enter_to_queue(dao_ctx h, struct ctx **out);
 void ctx_leave(struct ctx *c);
 
-/* With the registry locked: give c a handle and a tag. */
+/* Context tags 1..CTX_TAGS, each held by at most one open context. */
+#define CTX_TAGS 4095u
+
+/* With the registry locked: give c a handle and a tag no open context holds
+ * (DAO_ERR_LIMIT when CTX_TAGS contexts are open). */
 dao_status registry_insert(struct ctx *c);
 /* Start closing h: no new entries, waits for those in flight, removes it
- * from the table. DAO_ERR_CLOSED for a closed or forged handle. */
+ * from the table. DAO_ERR_CLOSED for a closed or forged handle,
+ * DAO_ERR_REENTRANT from a kernel function of its device. */
 dao_status registry_close(dao_ctx h, struct ctx **out);
 
 /* Buffer handles of context c (c entered). */

@@ -39,8 +39,11 @@ static dao_status ensure_host(struct device *d, struct rec *r)
 	st = d->be->ops->host_alloc(d->be, r->size, &r->host, &r->pin_handle);
 	if (st == DAO_OK) {
 		d->stats.host_bytes += r->size;
-		if (r->pin_handle)
+		if (r->pin_handle) {
 			d->stats.pinned_bytes += r->size;
+			if (d->stats.pinned_bytes > d->peak_pinned_bytes)
+				d->peak_pinned_bytes = d->stats.pinned_bytes;
+		}
 	}
 	return st;
 }
@@ -404,12 +407,11 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 	for (uint32_t i = 0; i < op->nargs; i++) {
 		struct karg *a = &op->args[i];
 
-		if (!a->rec->blk)
+		if (!a->rec || !a->rec->blk)
 			op->ptrs[i] = NULL;
-		else if (d->be->unified)
-			op->ptrs[i] = (char *)a->rec->host + a->off;
 		else
-			op->ptrs[i] = d->be->ops->dev_ptr(d->be, a->rec->blk->off + a->off);
+			op->ptrs[i] = d->be->ops->kernel_ptr(d->be, a->rec->host, a->rec->blk->off,
+							     a->off);
 	}
 	return DAO_OK;
 }
