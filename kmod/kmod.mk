@@ -118,11 +118,14 @@ define kcheck_run
 endef
 
 KCHECK_VMLINUZ ?= $(wildcard /boot/vmlinuz-$(KCHECK_KVER))
+# The module kcheck loads: the one built here, unless given (`make
+# check-install` gives the one DKMS built from the dao-dkms package).
+KCHECK_DAO_KO ?=
 kcheck: $(KCHECK_PROGS)
 	@test -n "$(KCHECK_KDIR)" || { echo "kcheck: no 6.1 headers (apt-get install linux-headers-amd64)"; exit 1; }
 	@test -n "$(KCHECK_VMLINUZ)" || { echo "kcheck: /boot/vmlinuz-$(KCHECK_KVER) missing (apt-get install linux-image-amd64)"; exit 1; }
-	$(MAKE) --no-print-directory $(KCHECK_KO)
-	$(call kcheck_run,kcheck,$(KCHECK_VMLINUZ),$(KCHECK_KO))
+	$(if $(KCHECK_DAO_KO),,$(MAKE) --no-print-directory $(KCHECK_KO))
+	$(call kcheck_run,kcheck,$(KCHECK_VMLINUZ),$(or $(KCHECK_DAO_KO),$(KCHECK_KO)))
 
 KDEBUG_TREE := $(BUILD)/kdebug/linux
 KDEBUG_KO := $(BUILD)/kmod/debug/dao.ko
