@@ -130,7 +130,7 @@ done
 [ ${#kernels[@]} -gt 0 ]
 ok $? "kernels with headers: ${kernels[*]}"
 ko_61=
-kdir_61=
+kver_61=
 for k in "${kernels[@]}"; do
 	dkms status -m dao -v "$version" -k "$k" | grep -q ': installed'
 	ok $? "dkms status: dao/$version installed for $k ($(dkms status -m dao -v "$version" -k "$k" | tr '\n' ' '))"
@@ -141,7 +141,7 @@ for k in "${kernels[@]}"; do
 	[ "$(modinfo -F name "$ko" 2>/dev/null)" = dao ] && [ "${vermagic%% *}" = "$k" ] &&
 		modinfo -F license "$ko" 2>/dev/null | grep -q GPL
 	ok $? "$k: modinfo: name dao, vermagic ${vermagic%% *}, GPL"
-	case $k in 6.1.*) ko_61=$ko kdir_61=$(readlink -f "/lib/modules/$k/build") ;; esac
+	case $k in 6.1.*) ko_61=$ko kver_61=$k ;; esac
 done
 
 # ------------------------------------------------------------ libdao-dev
@@ -196,7 +196,7 @@ if [ -n "$ko_61" ]; then
 	*.xz) xz -dc "$ko_61" >"$tmp/dao.ko" ;;
 	*) cp "$ko_61" "$tmp/dao.ko" ;;
 	esac
-	$make --no-print-directory -j2 kcheck BUILD="$build" KCHECK_KDIR="$kdir_61" \
+	$make --no-print-directory -j2 kcheck BUILD="$build" KCHECK_KVERS="$kver_61" \
 		KCHECK_DAO_KO="$tmp/dao.ko" >"$tmp/kcheck.log" 2>&1
 	st=$?
 	[ $st -eq 0 ] || tail -30 "$tmp/kcheck.log" | sed 's/^/# /' >&2
