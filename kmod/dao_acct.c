@@ -7,6 +7,7 @@
  * equal to the sum over processes and each process total equal to the sum
  * over its files; pins reserve here before they touch a page.
  */
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -144,7 +145,12 @@ void dao_acct_orphan(struct dao_file *f)
 	spin_unlock(&dao_lock);
 }
 
-int dao_acct_reserve(struct dao_file *f, u64 bytes)
+/*
+ * On refusal, *announce says whether this refusal is worth an event: the
+ * process's 1st, 2nd, 4th, 8th... so a job retrying in a loop cannot flood
+ * the listeners, and every process's first refusal is still seen.
+ */
+int dao_acct_reserve(struct dao_file *f, u64 bytes, bool *announce)
 {
 	u64 limit = dao_acct_limit_bytes();
 
@@ -153,6 +159,7 @@ int dao_acct_reserve(struct dao_file *f, u64 bytes)
 		dao_node.refused++;
 		f->proc->count.refused++;
 		f->count.refused++;
+		*announce = is_power_of_2(f->proc->count.refused);
 		spin_unlock(&dao_lock);
 		return -EDQUOT;
 	}

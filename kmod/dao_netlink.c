@@ -7,7 +7,6 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/pid_namespace.h>
-#include <linux/ratelimit.h>
 #include <linux/sched.h>
 #include <net/genetlink.h>
 
@@ -43,12 +42,6 @@ static const struct nla_policy dao_nl_policy[DAO_NL_A_MAX + 1] = {
 	[DAO_NL_A_PROC_ORPHANED] = { .type = NLA_FLAG },
 };
 
-/*
- * A job that retries a refused pin in a loop must not flood the
- * administrators' listeners: ten events per five seconds, node-wide. The
- * refusals are all counted all the same (NODE_REFUSED, PROC_REFUSED).
- */
-static DEFINE_RATELIMIT_STATE(dao_nl_refused_rs, 5 * HZ, 10);
 
 static int dao_nl_put_u64(struct sk_buff *skb, int attr, u64 value)
 {
@@ -280,10 +273,10 @@ fail:
 	nlmsg_free(msg);
 }
 
+/* Called for the refusals dao_acct_reserve() picked: a log2 back-off per process. */
 void dao_nl_pin_refused(const struct dao_proc *proc, u64 bytes)
 {
-	if (__ratelimit(&dao_nl_refused_rs))
-		dao_nl_event(DAO_NL_CMD_PIN_REFUSED, proc, bytes, 0);
+	dao_nl_event(DAO_NL_CMD_PIN_REFUSED, proc, bytes, 0);
 }
 
 void dao_nl_released(const struct dao_proc *proc, u64 bytes, u64 regions)
@@ -293,8 +286,6 @@ void dao_nl_released(const struct dao_proc *proc, u64 bytes, u64 regions)
 
 int dao_nl_register(void)
 {
-	/* Suppressed events are no news for the kernel log. */
-	ratelimit_set_flags(&dao_nl_refused_rs, RATELIMIT_MSG_ON_RELEASE);
 	return genl_register_family(&dao_nl_family);
 }
 

@@ -140,6 +140,7 @@ int dao_pin(struct dao_file *f, u64 addr, u64 length, bool writable, u64 *handle
 	    struct dao_region **region)
 {
 	struct dao_region *r;
+	bool announce;
 	u32 id;
 	int ret;
 
@@ -155,9 +156,10 @@ int dao_pin(struct dao_file *f, u64 addr, u64 length, bool writable, u64 *handle
 	r->npages = length >> PAGE_SHIFT;
 	r->writable = writable;
 
-	ret = dao_acct_reserve(f, length);
+	ret = dao_acct_reserve(f, length, &announce);
 	if (ret) {
-		dao_nl_pin_refused(f->proc, length);
+		if (announce)
+			dao_nl_pin_refused(f->proc, length);
 		goto free_region;
 	}
 	ret = dao_charge_mm(f, r->npages);

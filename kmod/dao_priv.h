@@ -67,7 +67,7 @@ u64 dao_acct_limit_bytes(void);
 struct dao_proc *dao_proc_get(void);
 void dao_proc_put(struct dao_proc *proc, bool orphaned);
 void dao_acct_orphan(struct dao_file *f);
-int dao_acct_reserve(struct dao_file *f, u64 bytes);
+int dao_acct_reserve(struct dao_file *f, u64 bytes, bool *announce);
 void dao_acct_commit(struct dao_file *f, u64 bytes);
 void dao_acct_unreserve(struct dao_file *f, u64 bytes, bool committed);
 void dao_acct_refuse(struct dao_file *f);

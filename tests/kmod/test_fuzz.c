@@ -2,8 +2,7 @@
 /*
  * test_fuzz.c - a randomized ioctl storm against /dev/dao: valid and
  * invalid structs of random sizes from racing threads, mappings that come
- * and go under them, children killed in the middle, forked children and
- * exiting owners. Afterwards the node must hold nothing: no pins, no
+ * and go under them, children killed in the middle and exiting owners. Afterwards the node must hold nothing: no pins, no
  * processes, FOLL_PIN counters balanced (the suite then checks a clean
  * rmmod and a console without a splat).
  *
@@ -228,18 +227,6 @@ static void worker_main(uint64_t seed, int seconds)
 	for (int i = 0; i < THREADS; i++)
 		pthread_create(&th[i], NULL, caller, &w);
 	pthread_create(&th[THREADS], NULL, remapper, &w);
-	/* A forked child may not use its parent's file. */
-	if (!(seed % 3)) {
-		pid_t kid = fork();
-
-		if (!kid) {
-			struct dao_ioc_stats st;
-
-			_exit(dev_stats(w.dev, &st) == -EACCES ? 0 : 4);
-		}
-		if (kid > 0)
-			waitpid(kid, NULL, 0);
-	}
 	sleep(seconds);
 	atomic_store(&w.stop, 1);
 	for (int i = 0; i <= THREADS; i++)

@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <netlink/netlink.h>
@@ -136,14 +135,19 @@ static void check_ro_pin_coherent(struct __test_metadata *_metadata, char *mem, 
 {
 	size_t pg = page_size();
 	uint64_t pfn[16], h;
-	long long acq0 = vmstat_get("nr_foll_pin_acquired");
+	long long held0 = vmstat_get("nr_foll_pin_acquired") - vmstat_get("nr_foll_pin_released");
 	int fd = dev_open();
 
 	ASSERT_LE(0, fd);
 	ASSERT_GE(16, n);
 	ASSERT_EQ(0, dev_pin(fd, mem, n * pg, 0, &h));
-	/* Each page was really pinned: the shared zero page is not counted. */
-	EXPECT_EQ(acq0 + (long long)n, vmstat_get("nr_foll_pin_acquired"));
+	/*
+	 * Each page is really held by a pin (the shared zero page is not
+	 * counted); GUP may pin, unpin and retry on the way, so compare
+	 * what is held, not what was acquired.
+	 */
+	EXPECT_EQ(held0 + (long long)n,
+		  vmstat_get("nr_foll_pin_acquired") - vmstat_get("nr_foll_pin_released"));
 	for (size_t i = 0; i < n; i++)
 		pfn[i] = pfn_of(mem + i * pg);
 	for (size_t i = 0; i < n; i++)
@@ -206,7 +210,7 @@ TEST(refused_pin_moves_no_peak)
 	ASSERT_EQ(0, dnl_get_node(sk, &st0));
 	/* Above every peak so far, and allowed by the limit. */
 	size = (st0.peak / MiB + 32) * MiB;
-	ASSERT_EQ(0, limit_set_mb(size / MiB + 1));
+	ASSERT_EQ(0, limit_set_mb((size + st0.pinned) / MiB + 1));
 	none = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	ASSERT_NE(MAP_FAILED, none);
 	fd = dev_open();
@@ -309,10 +313,14 @@ TEST(dump_part_after_change_is_flagged)
 	ASSERT_EQ(0, nl_read_part(s, &msgs, &intr, &done));
 	EXPECT_LT(0, msgs);
 	EXPECT_EQ(0, done);
-	/* The part filled after the change skipped a process: it says so. */
+	/*
+	 * The part filled after the change skipped a process: it says so
+	 * (genl_dump_check_consistent() flags the first message that sees
+	 * the new generation).
+	 */
 	ASSERT_EQ(0, nl_read_part(s, &msgs, &intr, &done));
 	EXPECT_LT(0, msgs);
-	EXPECT_EQ(msgs, intr);
+	EXPECT_EQ(1, intr);
 	while (!done)
 		ASSERT_EQ(0, nl_read_part(s, &msgs, &intr, &done));
 	close(s);
@@ -614,13 +622,11 @@ TEST(refused_events_rate_limited)
 {
 	long long limit0 = param_get("max_pinned_mb");
 	char *buf = map_pages(page_size(), PROT_READ | PROT_WRITE);
-	struct timespec t0, t1;
 	struct dao_event ev;
 	struct node_state st0, st1;
 	struct nl_sock *sk, *evs;
 	int fd = dev_open(), events = 0, ret;
 	const int tries = 500;
-	double secs;
 
 	ASSERT_LE(0, fd);
 	ASSERT_NE(NULL, buf);
@@ -629,25 +635,18 @@ TEST(refused_events_rate_limited)
 	ASSERT_EQ(0, nl_socket_set_buffer_size(evs, 4 << 20, 0));
 	ASSERT_EQ(0, dnl_get_node(sk, &st0));
 	ASSERT_EQ(0, limit_set_mb(0));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < tries; i++)
 		EXPECT_EQ(-EDQUOT, dev_pin(fd, buf, page_size(), 0, NULL));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ASSERT_EQ(0, limit_set_mb(limit0));
 	while ((ret = dnl_event_next(evs, &ev)) == 0)
 		events += ev.cmd == DAO_NL_CMD_PIN_REFUSED;
+	/* Nothing was lost to a full socket buffer either. */
 	EXPECT_EQ(-EAGAIN, ret);
 	/* Every refusal is counted... */
 	ASSERT_EQ(0, dnl_get_node(sk, &st1));
 	EXPECT_EQ(st0.refused + tries, st1.refused);
-	/*
-	 * ...but the events are bounded: a burst of 10 per 5 s, so however
-	 * slow the machine, no more than the time allows.
-	 */
-	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	EXPECT_LE(1, events);
-	EXPECT_GE(10 * (secs / 5 + 2), events);
-	fprintf(stderr, "# %d refusals in %.2f s: %d events\n", tries, secs, events);
+	/* ...but announced only the 1st, 2nd, 4th, ... 256th time. */
+	EXPECT_EQ(9, events);
 	dnl_close(evs);
 	dnl_close(sk);
 	close(fd);
@@ -658,7 +657,7 @@ TEST(writable_pin_of_shared_file_refused)
 	size_t pg = page_size();
 	char dir[64], path[96], *mem, *shm;
 	struct dao_ioc_stats s;
-	int fd, dev = dev_open(), mfd;
+	int fd, dev = dev_open(), mfd, ret;
 	uint64_t h;
 
 	ASSERT_LE(0, dev);
@@ -672,7 +671,9 @@ TEST(writable_pin_of_shared_file_refused)
 	mem = mmap(NULL, 8 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, mem);
 	memset(mem, 1, 8 * pg);
-	EXPECT_EQ(-EOPNOTSUPP, dev_pin(dev, mem, 8 * pg, DAO_PIN_WRITE, NULL));
+	/* Since 6.5 GUP itself refuses some of these, with EFAULT. */
+	ret = dev_pin(dev, mem, 8 * pg, DAO_PIN_WRITE, NULL);
+	EXPECT_TRUE(ret == -EOPNOTSUPP || ret == -EFAULT) TH_LOG("pin returned %d", ret);
 	ASSERT_EQ(0, dev_stats(dev, &s));
 	EXPECT_EQ(0, s.pinned_bytes);
 	EXPECT_EQ(0, s.peak_bytes);
