@@ -49,7 +49,9 @@ CHECK_EXTRA += check-daosim
 install: install-daosim
 install-daosim: $(DAOSIM_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(DAOSIM_BIN) $(DESTDIR)$(PREFIX)/bin/daosim
+	install -m 0644 Documentation/daosim.1 $(DESTDIR)$(PREFIX)/share/man/man1/daosim.1
 
 # The trace reader's fuzzer (rules in tests/fuzz/fuzz.mk).
 include tests/fuzz/fuzz.mk
