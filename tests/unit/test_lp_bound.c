@@ -209,10 +209,10 @@ static char *random_trace(unsigned *seed, int nb, int nk)
 static void test_random_properties(void)
 {
 	unsigned seed = 12345;
-	int monotone = 1, above = 1, at_peak = 1;
+	int monotone = 1, above = 1, at_peak = 1, same = 1;
 
-	for (int i = 0; i < 40; i++) {
-		char *text = random_trace(&seed, 4 + i % 8, 10 + i);
+	for (int i = 0; i < 200; i++) {
+		char *text = random_trace(&seed, 4 + i % 12, 10 + i % 60);
 		struct dao_trace *t = parse(text);
 		struct trace_profile p;
 		uint64_t prev_h = UINT64_MAX, prev_d = UINT64_MAX, h, d;
@@ -222,10 +222,21 @@ static void test_random_properties(void)
 		for (int step = 0; step <= 8; step++) {
 			uint64_t budget = p.max_kernel_bytes +
 					  (p.peak_live_bytes - p.max_kernel_bytes) * step / 8;
+			uint64_t gh, gd;
 
 			if (lp_bound_bytes(&p, budget, LP_H2D, &h, err, sizeof(err)) ||
 			    lp_bound_bytes(&p, budget, LP_D2H, &d, err, sizeof(err)))
 				tap_bail("LP: %s", err);
+			if (lp_bound_bytes_glpk(&p, budget, LP_H2D, &gh, err, sizeof(err)) ||
+			    lp_bound_bytes_glpk(&p, budget, LP_D2H, &gd, err, sizeof(err)))
+				tap_bail("GLPK: %s", err);
+			if (gh != h || gd != d) {
+				tap_diag("trace %d budget %llu: greedy %llu/%llu, GLPK %llu/%llu", i,
+					 (unsigned long long)budget, (unsigned long long)h,
+					 (unsigned long long)d, (unsigned long long)gh,
+					 (unsigned long long)gd);
+				same = 0;
+			}
 			monotone &= h <= prev_h && d <= prev_d;
 			above &= h >= p.compulsory_bytes;
 			if (step == 8)
@@ -237,6 +248,7 @@ static void test_random_properties(void)
 		dao_trace_free(t);
 		free(text);
 	}
+	tap_ok(same, "random traces: the greedy equals GLPK's min-cost flow in both directions, 9 budgets each");
 	tap_ok(monotone, "random traces: LP bounds never grow with the budget");
 	tap_ok(above, "random traces: LP h2d bound >= compulsory bytes");
 	tap_ok(at_peak, "random traces: at the peak live bytes only compulsory bytes move");
