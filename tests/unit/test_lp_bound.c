@@ -228,8 +228,8 @@ static void test_random_properties(void)
 			if (lp_bound_bytes(&p, budget, LP_H2D, &h, err, sizeof(err)) ||
 			    lp_bound_bytes(&p, budget, LP_D2H, &d, err, sizeof(err)))
 				tap_bail("LP: %s", err);
-			if (lp_bound_bytes_glpk(&p, budget, LP_H2D, &gh, err, sizeof(err)) ||
-			    lp_bound_bytes_glpk(&p, budget, LP_D2H, &gd, err, sizeof(err)))
+			if (lp_bound_bytes_glpk(&p, budget, LP_H2D, 0, &gh, err, sizeof(err)) ||
+			    lp_bound_bytes_glpk(&p, budget, LP_D2H, 0, &gd, err, sizeof(err)))
 				tap_bail("GLPK: %s", err);
 			if (gh != h || gd != d) {
 				tap_diag("trace %d budget %llu: greedy %llu/%llu, GLPK %llu/%llu", i,

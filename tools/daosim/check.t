@@ -58,6 +58,16 @@ ok $? "JSON: trace fields present and LP >= compulsory"
 ok $? "JSON: no policy beats the bounds"
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; !grep { !defined $_->{h2d_ratio_to_lp} || abs($_->{h2d_ratio_to_lp} - $_->{h2d_bytes} / $t->{lp_bound_h2d_bytes}) > 1e-6 } @{$t->{policies}}')" = 1 ]
 ok $? "JSON: ratios agree with the byte counts"
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; defined $t->{time_indexed_bound_ns} && $t->{time_indexed_bound_ns} >= $t->{time_bound_ns} && $t->{max_time_bound_ns} == $t->{time_indexed_bound_ns}')" = 1 ]
+ok $? "JSON: the time-indexed bound is there, never below the simple one, and is the larger"
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; !grep { $_->{modeled_ns} < $t->{time_indexed_bound_ns} || abs($_->{time_ratio_to_max_bound} - $_->{modeled_ns} / $t->{max_time_bound_ns}) > 1e-6 || abs($_->{time_ratio_to_time_indexed_bound} - $_->{modeled_ns} / $t->{time_indexed_bound_ns}) > 1e-6 } @{$t->{policies}}')" = 1 ]
+ok $? "JSON: no policy beats the time-indexed bound; time / max(both bounds) agrees"
+grep -q "time-indexed bound [0-9.]* ms, larger bound" "$tmp/table" && grep -q "time/max" "$tmp/table"
+ok $? "table shows the time-indexed bound and time/max"
+"$bin" --policy dao --budget 2M --json --time-bound-limit 0 "$tmp/small.trace" >"$tmp/j0.json" 2>"$tmp/err"
+ok $? "--time-bound-limit 0 runs"
+[ "$(json "$tmp/j0.json" 'my $t = $j->{traces}[0]; !defined $t->{time_indexed_bound_ns} && $t->{max_time_bound_ns} == $t->{time_bound_ns} && !defined $t->{policies}[0]{time_ratio_to_time_indexed_bound} && defined $t->{policies}[0]{time_ratio_to_max_bound}')" = 1 ]
+ok $? "JSON: without the time-indexed bound it is null and the larger bound is the simple one"
 head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</svg>$'
 ok $? "SVG written"
 [ "$(grep -c 'class="t">' "$tmp/p.svg")" -eq 5 ]
@@ -80,6 +90,8 @@ refuse 2 "expected dao, belady" "an unknown policy" --policy random "$tmp/small.
 refuse 2 "expected 1..65536" "lookahead 0" --lookahead 0 "$tmp/small.trace"
 refuse 2 "expected 1..65536" "a negative lookahead" --lookahead -3 "$tmp/small.trace"
 refuse 2 "not a preset" "an unknown device" --device v100 "$tmp/small.trace"
+refuse 2 "expected seconds" "a negative time-bound limit" --time-bound-limit -1 "$tmp/small.trace"
+refuse 2 "expected seconds" "a malformed time-bound limit" --time-bound-limit 5x "$tmp/small.trace"
 refuse 2 "unknown or incomplete option" "an unknown option" --frobnicate "$tmp/small.trace"
 refuse 1 "smaller than the largest kernel" "a budget below the largest kernel" --budget 1M "$tmp/small.trace"
 refuse 1 "No such file" "a missing trace" "$tmp/none.trace"

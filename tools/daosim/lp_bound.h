@@ -34,10 +34,12 @@ dao_status lp_bound_bytes(const struct trace_profile *p, uint64_t budget, enum l
  * operand bytes, each interval a bypass arc of cost 1 per byte) solved by
  * GLPK's primal simplex; flow LPs have integral optima. Slow on long
  * traces: the reference for tests and the growth benchmark.
- * DAO_ERR_FAILED when GLPK does not reach an optimum.
+ * DAO_ERR_RANGE when GLPK stops at max_seconds (> 0; else no limit),
+ * DAO_ERR_FAILED when it does not reach an optimum otherwise.
  */
 dao_status lp_bound_bytes_glpk(const struct trace_profile *p, uint64_t budget,
-			       enum lp_direction dir, uint64_t *bytes, char *err, size_t errlen);
+			       enum lp_direction dir, double max_seconds, uint64_t *bytes, char *err,
+			       size_t errlen);
 
 /* DAO_ERR_BUDGET (err says which kernel) when a kernel's operands exceed
  * budget; else DAO_OK. */

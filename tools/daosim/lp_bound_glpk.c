@@ -20,6 +20,7 @@
  * doubles when bytes are scaled by a power of two.
  */
 #include <glpk.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static int silence(void *info, const char *msg)
 }
 
 dao_status lp_bound_bytes_glpk(const struct trace_profile *p, uint64_t budget, enum lp_direction dir,
-			  uint64_t *bytes, char *err, size_t errlen)
+			       double max_seconds, uint64_t *bytes, char *err, size_t errlen)
 {
 	size_t T = p->nkernels, nint = 0, nnz = 0, col;
 	double scale = 1.0, obj;
@@ -126,7 +127,15 @@ dao_status lp_bound_bytes_glpk(const struct trace_profile *p, uint64_t budget, e
 	glp_init_smcp(&parm);
 	parm.msg_lev = GLP_MSG_OFF;
 	parm.presolve = GLP_ON;
+	if (max_seconds > 0)
+		parm.tm_lim = max_seconds * 1000 < INT_MAX ? (int)(max_seconds * 1000) : INT_MAX;
 	ret = glp_simplex(lp, &parm);
+	if (ret == GLP_ETMLIM) {
+		if (err && errlen)
+			snprintf(err, errlen, "not solved within %g s (GLPK stopped)", max_seconds);
+		st = DAO_ERR_RANGE;
+		goto out;
+	}
 	status = glp_get_status(lp);
 	if (ret != 0 || status != GLP_OPT) {
 		if (err && errlen)
