@@ -4,6 +4,8 @@
  * to solve by hand (the derivations are in the comments), and properties
  * that hold on any trace.
  */
+#include <glpk.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,6 +333,216 @@ static void test_time_hand(void)
 		   210, "time-indexed: a write-back beside a fetch");
 }
 
+
+/*
+ * The time-indexed LP written out as the issue states it, one fetch
+ * variable per (use, window) and one write-back variable per (write,
+ * window), solved by GLPK: the independent check of time_bound.c's
+ * aggregated form (running totals, no "after the previous use" rows).
+ */
+struct glpk_lp {
+	glp_prob *lp;
+	int *ia, *ja;
+	double *ar;
+	int n, cap;
+};
+
+static void g_entry(struct glpk_lp *g, int row, int col, double v)
+{
+	if (g->n + 1 >= g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 1024;
+		g->ia = realloc(g->ia, (size_t)g->cap * sizeof(int));
+		g->ja = realloc(g->ja, (size_t)g->cap * sizeof(int));
+		g->ar = realloc(g->ar, (size_t)g->cap * sizeof(double));
+		if (!g->ia || !g->ja || !g->ar)
+			tap_bail("out of memory");
+	}
+	g->n++;
+	g->ia[g->n] = row;
+	g->ja[g->n] = col;
+	g->ar[g->n] = v;
+}
+
+static int g_col(struct glpk_lp *g, double lb, double ub, double cost)
+{
+	int c = glp_add_cols(g->lp, 1);
+
+	if (isinf(ub))
+		glp_set_col_bnds(g->lp, c, GLP_LO, lb, 0);
+	else
+		glp_set_col_bnds(g->lp, c, lb == ub ? GLP_FX : GLP_DB, lb, ub);
+	glp_set_obj_coef(g->lp, c, cost);
+	return c;
+}
+
+static int g_silence(void *info, const char *msg)
+{
+	return 1;
+}
+
+static double time_lp_literal(const struct trace_profile *p, const struct dao_sim_model *m,
+			      uint64_t budget)
+{
+	size_t T = p->nkernels, n = p->nintervals;
+	struct glpk_lp g = { 0 };
+	int *wcol = calloc(T + 1, sizeof(int)), *hrow = calloc(T + 1, sizeof(int));
+	int *drow = calloc(T + 1, sizeof(int)), *caprow = calloc(T, sizeof(int));
+	int *wbcol = calloc(p->nversions + 1, sizeof(int));
+	double bin = m->h2d_bytes_per_s / 1e9, bout = m->d2h_bytes_per_s / 1e9, obj;
+	glp_smcp parm;
+
+	glp_term_hook(g_silence, NULL);
+	g.lp = glp_create_prob();
+	/* windows: w_m >= kernel time; rows w_m - H_m / bin >= 0, w_m - D_m / bout >= 0 */
+	for (size_t w = 0; w <= T; w++) {
+		wcol[w] = g_col(&g, w ? (double)model_kernel_ns(m, p->kernel_flops[w - 1],
+								p->kernel_bytes[w - 1]) :
+					0.0,
+				INFINITY, 1.0);
+		hrow[w] = glp_add_rows(g.lp, 1);
+		glp_set_row_bnds(g.lp, hrow[w], GLP_LO, 0, 0);
+		g_entry(&g, hrow[w], wcol[w], 1.0);
+		drow[w] = glp_add_rows(g.lp, 1);
+		glp_set_row_bnds(g.lp, drow[w], GLP_LO, 0, 0);
+		g_entry(&g, drow[w], wcol[w], 1.0);
+	}
+	/* capacity at each kernel start: operands + kept + fetched ahead <= budget */
+	for (size_t t = 0; t < T; t++) {
+		caprow[t] = glp_add_rows(g.lp, 1);
+		glp_set_row_bnds(g.lp, caprow[t], GLP_UP, 0, (double)(budget - p->kernel_bytes[t]));
+	}
+	for (size_t v = 0; v < p->nversions; v++)
+		wbcol[v] = g_col(&g, 0, INFINITY, 0);
+	/* fetch items: each interval (previous use p, use u; window p + 1 is
+	 * the previous use's own) and each first read (use u, windows 0..u) */
+	for (size_t j = 0; j < n; j++) {
+		const struct reuse_interval *iv = &p->intervals[j];
+		int kept = g_col(&g, 0, (double)iv->bytes, 0);
+		int sum = glp_add_rows(g.lp, 1);
+
+		/* kept + fetched = bytes */
+		glp_set_row_bnds(g.lp, sum, GLP_FX, (double)iv->bytes, (double)iv->bytes);
+		g_entry(&g, sum, kept, 1.0);
+		for (size_t t = iv->start + 1; t < iv->end; t++)
+			g_entry(&g, caprow[t], kept, 1.0);
+		for (size_t w = iv->start + 1; w <= iv->end; w++) {
+			int f = g_col(&g, 0, INFINITY, 0);
+
+			g_entry(&g, sum, f, 1.0);
+			g_entry(&g, hrow[w], f, -1.0 / bin);
+			for (size_t t = w; t < iv->end; t++)
+				g_entry(&g, caprow[t], f, 1.0);
+		}
+		if (iv->version != SIZE_MAX) {
+			/* wb_v >= bytes - kept */
+			int r = glp_add_rows(g.lp, 1);
+
+			glp_set_row_bnds(g.lp, r, GLP_LO, (double)iv->bytes, 0);
+			g_entry(&g, r, wbcol[iv->version], 1.0);
+			g_entry(&g, r, kept, 1.0);
+		}
+	}
+	for (size_t u = 0; u < T; u++) {
+		if (!p->first_read_bytes[u])
+			continue;
+		int sum = glp_add_rows(g.lp, 1);
+		double b = (double)p->first_read_bytes[u];
+
+		glp_set_row_bnds(g.lp, sum, GLP_FX, b, b);
+		for (size_t w = 0; w <= u; w++) {
+			int f = g_col(&g, 0, INFINITY, 0);
+
+			g_entry(&g, sum, f, 1.0);
+			g_entry(&g, hrow[w], f, -1.0 / bin);
+			for (size_t t = w; t < u; t++)
+				g_entry(&g, caprow[t], f, 1.0);
+		}
+	}
+	/* write-backs: wb_v spread over the windows from the write's on */
+	for (size_t v = 0; v < p->nversions; v++) {
+		size_t a = SIZE_MAX;
+		int sum = glp_add_rows(g.lp, 1);
+
+		for (size_t j = 0; j < n; j++)
+			if (p->intervals[j].version == v)
+				a = p->intervals[j].written_at;
+		glp_set_row_bnds(g.lp, sum, GLP_FX, 0, 0);
+		g_entry(&g, sum, wbcol[v], -1.0);
+		for (size_t w = a + 1; w <= T; w++) {
+			int d = g_col(&g, 0, INFINITY, 0);
+
+			g_entry(&g, sum, d, 1.0);
+			g_entry(&g, drow[w], d, -1.0 / bout);
+		}
+	}
+	glp_load_matrix(g.lp, g.n, g.ia, g.ja, g.ar);
+	glp_init_smcp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.presolve = GLP_ON;
+	if (glp_simplex(g.lp, &parm) || glp_get_status(g.lp) != GLP_OPT)
+		tap_bail("GLPK: no optimum for the literal time LP");
+	obj = glp_get_obj_val(g.lp);
+	glp_delete_prob(g.lp);
+	glp_term_hook(NULL, NULL);
+	free(g.ia);
+	free(g.ja);
+	free(g.ar);
+	free(wcol);
+	free(hrow);
+	free(drow);
+	free(caprow);
+	free(wbcol);
+	return obj;
+}
+
+/* Random traces: the aggregated LP (CLP) and the literal one (GLPK) agree. */
+static void test_time_random(void)
+{
+	unsigned seed = 777;
+	int same = 1, above = 1, n = 0;
+	struct dao_sim_model m;
+
+	unit_model(&m);
+	m.mem_bytes_per_s = 4e9;   /* kernels of ceil(bytes / 4) ns */
+	m.d2h_bytes_per_s = 2e9;   /* write-backs at twice the fetch rate */
+	for (int i = 0; i < 60; i++) {
+		char *text = random_trace(&seed, 3 + i % 6, 6 + i % 14);
+		struct dao_trace *t = parse(text);
+		struct trace_profile p;
+
+		trace_profile_build(t, 1, &p);
+		for (int step = 0; step <= 4; step += 2) {
+			uint64_t budget = p.max_kernel_bytes +
+					  (p.peak_live_bytes - p.max_kernel_bytes) * (uint64_t)step / 4;
+			struct time_bound tb;
+			uint64_t h, d;
+			char err[256];
+			double lit;
+
+			if (time_bound_solve(&p, &m, budget, 0, &tb, err, sizeof(err)) ||
+			    lp_bound_bytes(&p, budget, LP_H2D, &h, err, sizeof(err)) ||
+			    lp_bound_bytes(&p, budget, LP_D2H, &d, err, sizeof(err)))
+				tap_bail("bounds: %s", err);
+			lit = time_lp_literal(&p, &m, budget);
+			n++;
+			if (fabs(tb.lp_ns - lit) > 1e-7 * (lit > 1 ? lit : 1)) {
+				tap_diag("trace %d budget %llu: aggregated %.9g, literal %.9g", i,
+					 (unsigned long long)budget, tb.lp_ns, lit);
+				same = 0;
+			}
+			above &= tb.ns >= profile_compute_ns(&p, &m) &&
+				 tb.lp_ns + 1e-6 >= (double)h / (m.h2d_bytes_per_s / 1e9) &&
+				 tb.lp_ns + 1e-6 >= (double)d / (m.d2h_bytes_per_s / 1e9);
+		}
+		trace_profile_free(&p);
+		dao_trace_free(t);
+		free(text);
+	}
+	tap_ok(same, "random traces: the aggregated time-indexed LP equals the literal one (%d LPs)",
+	       n);
+	tap_ok(above, "random traces: the time-indexed bound is never below compute, LP h2d / bw, LP d2h / bw");
+}
+
 int main(void)
 {
 	test_hand();
@@ -338,6 +550,7 @@ int main(void)
 	test_profile();
 	test_random_properties();
 	test_time_hand();
+	test_time_random();
 	tap_plan_done();
 	return tap_exit();
 }
