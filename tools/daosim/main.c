@@ -42,7 +42,7 @@ static void usage(FILE *f)
 	      "  --device     preset h100 or a100, or a device file (default h100)\n"
 	      "  --json       one JSON document instead of the table\n"
 	      "  --plot       write occupancy and copy activity over time as SVG\n"
-	      "  --time-bound-limit  seconds the time-indexed LP may take (default 60;\n"
+	      "  --time-bound-limit  CPU seconds the time-indexed LP may take (default 60;\n"
 	      "               0 skips it)\n",
 	      f);
 }
