@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "backend/backend.h"
+#include "dao_sim.h"
 #include "tap.h"
 
 static void test_presets(void)

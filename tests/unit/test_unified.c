@@ -17,7 +17,8 @@
  */
 #include "gpu/program.h"
 
-#include "backend.h"
+#include "backend/backend.h"
+#include "dao_sim.h"
 
 #define UNI_GRANULE 64u
 #define UNI_MAX_RANGES (PROG_MAX_BUFS * 2)

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.c - opening and closing contexts, and the devices they share.
+ *
+ * Contexts that are not private attach to one device per backend kind: one
+ * budget, one table, one eviction order for the whole process (decision 11).
+ * The handles are core/registry.c's, the devices core/device.c's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/config.h"
+#include "backend/backend.h"
+#include "backend/backends.h"
+#include "base/log.h"
+#include "core/device.h"
+#include "core/queue.h"
+#include "core/record.h"
+#include "core/registry.h"
+#include "dao_sim.h"
+
+static struct device *shared_dev[DAO_BACKEND_CUDA_EXPLICIT + 1];
+
+/* The host budget: explicit, or a share of physical memory. */
+static uint64_t host_budget_of(const struct resolved_config *rc)
+{
+	return rc->host_budget ? rc->host_budget
+			       : config_percent_of(dao_host_memory_bytes(), rc->host_budget_percent);
+}
+
+/* auto: cuda-explicit when a CUDA device is usable, else host; said once
+ * per process. Called with the registry locked. */
+static dao_backend_kind auto_backend(void)
+{
+	static bool said;
+	dao_backend_kind kind = dao_backend_auto_kind();
+
+	if (!said) {
+		if (kind == DAO_BACKEND_HOST)
+			dao_info("backend auto: no usable CUDA device, using the host backend");
+		else
+			dao_info("backend auto: using %s", dao_backend_name(kind));
+		said = true;
+	}
+	return kind;
+}
+
+static dao_status backend_open(const struct resolved_config *rc, struct dao_backend **out)
+{
+	const struct dao_backend_entry *e = dao_backend_entry(rc->backend);
+
+	if (!e)
+		return DAO_ERR_CONFIG; /* config_resolve lets no other kind through */
+	return e->create(rc->device_budget, rc->device_budget_percent, out);
+}
+
+static dao_status ctx_create(struct device *d, const struct resolved_config *rc,
+			     struct ctx **out)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return DAO_ERR_NOMEM;
+	c->dev = d;
+	if (rc->job_name[0])
+		memcpy(c->job_name, rc->job_name, sizeof(c->job_name));
+	*out = c;
+	return DAO_OK;
+}
+
+static dao_status open_on(struct device *d, const struct resolved_config *rc, bool shared,
+			  dao_ctx *out)
+{
+	struct ctx *c;
+	dao_status st = ctx_create(d, rc, &c);
+
+	if (st != DAO_OK)
+		return st;
+	st = registry_insert(c);
+	if (st != DAO_OK) {
+		free(c);
+		return st;
+	}
+	d->nctx++;
+	d->shared = shared;
+	*out = (dao_ctx){ c->id };
+	return DAO_OK;
+}
+
+dao_status dao_open(const dao_config *cfg, dao_ctx *out)
+{
+	struct resolved_config rc;
+	struct dao_backend *be;
+	struct device *d;
+	dao_status st;
+	dao_backend_kind slot;
+
+	if (!out)
+		return DAO_ERR_NULL;
+	st = config_resolve(cfg, &rc);
+	if (st != DAO_OK)
+		return st;
+	dao_log_set_level(rc.log_level);
+
+	registry_lock();
+	if (rc.backend == DAO_BACKEND_AUTO)
+		rc.backend = auto_backend();
+	slot = rc.backend;
+	if (!(rc.flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
+		uint64_t want = rc.device_budget
+					? rc.device_budget
+					: config_percent_of(d->be->device_memory,
+							    rc.device_budget_percent);
+
+		if ((rc.budget_explicit && want != d->budget) ||
+		    (rc.policy_explicit && rc.policy != d->policy)) {
+			registry_unlock();
+			dao_err("a context is already open on the %s device with budget %llu and policy %s",
+				dao_backend_name(d->kind), (unsigned long long)d->budget,
+				dao_policy_name(d->policy));
+			return DAO_ERR_CONFLICT;
+		}
+		st = open_on(d, &rc, true, out);
+		registry_unlock();
+		return st;
+	}
+	st = backend_open(&rc, &be);
+	if (st == DAO_OK)
+		st = device_create(be, &rc, host_budget_of(&rc), &d);
+	if (st == DAO_OK) {
+		st = open_on(d, &rc, !(rc.flags & DAO_CONFIG_PRIVATE), out);
+		if (st != DAO_OK)
+			device_destroy(d);
+		else if (!(rc.flags & DAO_CONFIG_PRIVATE))
+			shared_dev[slot] = d;
+	}
+	registry_unlock();
+	if (st == DAO_OK)
+		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u",
+			 dao_backend_name(d->kind), (unsigned long long)d->budget,
+			 dao_policy_name(d->policy), d->lookahead);
+	return st;
+}
+
+dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, dao_ctx *out)
+{
+	struct resolved_config rc;
+	struct device *d;
+	dao_status st;
+
+	if (!be)
+		return DAO_ERR_NULL;
+	if (!out) {
+		be->ops->destroy(be);
+		return DAO_ERR_NULL;
+	}
+	st = config_resolve(cfg, &rc);
+	if (st != DAO_OK) {
+		be->ops->destroy(be);
+		return st;
+	}
+	dao_log_set_level(rc.log_level);
+	st = device_create(be, &rc, host_budget_of(&rc), &d);
+	if (st != DAO_OK)
+		return st;
+	registry_lock();
+	st = open_on(d, &rc, false, out);
+	registry_unlock();
+	if (st != DAO_OK)
+		device_destroy(d);
+	return st;
+}
+
+/* Release every handle the context still holds; returns how many there were. */
+static uint64_t release_all(struct ctx *c)
+{
+	struct device *d = c->dev;
+	uint64_t leaked = 0;
+
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct slot *s = &c->slots[i];
+
+		if (!s->refs)
+			continue;
+		leaked++;
+		s->refs = 0;
+		s->gen++;
+		rec_unref(d, s->rec);
+	}
+	c->live_handles = 0;
+	return leaked;
+}
+
+dao_status dao_close(dao_ctx h, uint64_t *leaked)
+{
+	struct op sync_op = { .kind = OP_SYNC, .blocking = true };
+	struct device *d;
+	struct ctx *c;
+	uint64_t n;
+	dao_status st;
+
+	st = registry_close(h, &c);
+	if (st != DAO_OK)
+		return st;
+
+	d = c->dev;
+	pthread_mutex_lock(&d->mu);
+	n = release_all(c);
+	sync_op.ctx = c;
+	queue_push(d, &sync_op);
+	op_wait(d, &sync_op);
+	st = c->failure;
+	pthread_mutex_unlock(&d->mu);
+	if (n)
+		dao_warn("context closed with %llu unreleased handle%s",
+			 (unsigned long long)n, n == 1 ? "" : "s");
+	if (leaked)
+		*leaked = n;
+
+	registry_lock();
+	if (--d->nctx == 0) {
+		for (int k = 0; k <= DAO_BACKEND_CUDA_EXPLICIT; k++)
+			if (shared_dev[k] == d)
+				shared_dev[k] = NULL;
+	} else {
+		d = NULL;
+	}
+	registry_unlock();
+	device_destroy(d);
+	free(c->slots);
+	free(c);
+	return st;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.h - what the executor asks of a device.
+ *
+ * The executor and the policy are the same code for every backend (host,
+ * CUDA, simulator). A backend offers three engines, each executing its work
+ * in submission order: the compute engine runs kernels, the h2d and d2h
+ * engines copy. Every submission names the fence it must wait for and
+ * returns its own sequence number on its engine, so the executor orders work
+ * without ever waiting itself, except where host memory is handed back to
+ * the job (reads, frees of host copies).
+ */
+#ifndef DAO_BACKEND_H
+#define DAO_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/fence.h"
+#include "dao.h"
+
+/* One kernel as the backend runs it. */
+struct dao_kernel_run {
+	dao_kernel_fn fn;
+	void *user;
+	void *const *ptrs;
+	const uint64_t *sizes;
+	uint32_t count;
+	uint64_t flops;
+	uint64_t operand_bytes;  /* sum of distinct operand bytes, for the sim model */
+	uint64_t resident_bytes; /* device bytes allocated when it was prepared */
+	const char *name;
+};
+
+struct dao_backend;
+
+struct dao_backend_ops {
+	const char *name;
+	/* Device pointer of arena offset off (NULL when the backend holds no data). */
+	void *(*dev_ptr)(struct dao_backend *be, uint64_t off);
+	/* Host backing store for one buffer; *ptr may be NULL for data-less
+	 * backends. *pinned gets a non-zero handle when the memory is pinned
+	 * through dao.ko. Returns DAO_ERR_NOMEM when the system refuses. */
+	dao_status (*host_alloc)(struct dao_backend *be, uint64_t bytes, void **ptr,
+				 uint64_t *pinned);
+	void (*host_free)(struct dao_backend *be, void *ptr, uint64_t bytes, uint64_t pinned);
+	/* Queue a copy of len bytes between arena offset dev_off and host on
+	 * engine e (H2D or D2H), after fence `after`. Returns its sequence number. */
+	uint64_t (*copy)(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
+			 uint64_t len, const dao_fence *after);
+	/* Queue (or run) a kernel after `after`; *seq gets its compute sequence
+	 * number. A failure reported synchronously is returned here, one found
+	 * later by wait(). */
+	dao_status (*kernel)(struct dao_backend *be, const struct dao_kernel_run *k,
+			     const dao_fence *after, uint64_t *seq);
+	/* Block until fence f is reached. Returns the first failure seen. */
+	dao_status (*wait)(struct dao_backend *be, const dao_fence *f);
+	/* Nanoseconds the last kernel spent waiting on copies before it could
+	 * start (0 if none); read right after kernel(). */
+	uint64_t (*last_stall_ns)(struct dao_backend *be);
+	void (*destroy)(struct dao_backend *be);
+	/* Unified backends only (NULL otherwise): the contents of the host
+	 * range [host, host + len) are dead; make its pages resident on the
+	 * device (engine H2D) or on the host (D2H) without moving its bytes,
+	 * after fence `after`. Returns its sequence number on e. */
+	uint64_t (*discard)(struct dao_backend *be, enum dao_engine e, void *host, uint64_t len,
+			    const dao_fence *after);
+};
+
+struct dao_backend {
+	const struct dao_backend_ops *ops;
+	dao_backend_kind kind;
+	bool holds_data;        /* false for the simulator: no host copies, no pointers */
+	uint64_t device_memory; /* total device memory, for percentage budgets */
+	uint64_t arena_bytes;   /* the budget the arena spans */
+	uint64_t align;         /* arena allocation granularity (power of two, >= 1) */
+	bool contiguous;        /* each buffer needs one contiguous range of the arena */
+	/*
+	 * The device copy and the host copy are one allocation (CUDA managed
+	 * memory): a kernel's pointer is the host copy + offset, dev_ptr() is
+	 * unused, copy() migrates the host range (dev_off is only the
+	 * budget's bookkeeping), dropping a resident buffer migrates it back
+	 * unless its contents are dead, which discard() lets go.
+	 */
+	bool unified;
+};
+
+/* Constructors. Each returns a backend whose arena spans `budget` bytes. */
+dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
+/* Total memory of the host backend's "device" (physical memory). */
+uint64_t dao_host_memory_bytes(void);
+
+/* dao_open_on_backend, which opens a context on a backend built by hand
+ * (api/registry.c), is declared in dao_sim.h. */
+
+#endif /* DAO_BACKEND_H */
