@@ -33,7 +33,7 @@ DAOSIM_BENCH_BIN := $(BUILD)/bin/daosim-bench-bounds
 $(BUILD)/rel/obj/tools/daosim/bench/%.o: tools/daosim/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(call cflags,rel) -Itools/daosim -MMD -MP -c $< -o $@
-$(DAOSIM_BENCH_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_bounds.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_A)
+$(DAOSIM_BENCH_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_bounds.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_SIM_A) $(LIBDAO_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
 all: $(DAOSIM_BENCH_BIN)

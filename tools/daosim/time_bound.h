@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "profile.h"
-#include "sim.h"
+#include "dao_sim.h"
 
 struct time_bound {
 	uint64_t ns;         /* the LP optimum, rounded up to whole ns */
