@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 static const char header[] = "dao-trace 1";
 

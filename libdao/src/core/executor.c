@@ -7,8 +7,8 @@
  */
 #include <stdlib.h>
 
-#include "core.h"
-#include "log.h"
+#include "core/core.h"
+#include "base/log.h"
 
 static bool runnable(const struct device *d)
 {

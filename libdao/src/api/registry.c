@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "log.h"
-#include "trace_writer.h"
+#include "core/core.h"
+#include "base/log.h"
+#include "trace/trace_writer.h"
 #ifdef DAO_HAVE_CUDA
-#include "cuda/cuda_backend.h"
+#include "backend/cuda/cuda_backend.h"
 #endif
 
 struct reg_slot {

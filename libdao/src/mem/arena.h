@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 
 #define ARENA_FL 64
 #define ARENA_SL_BITS 4

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "cuda_engines.h"
-#include "log.h"
+#include "backend/cuda/cuda_engines.h"
+#include "base/log.h"
 
 bool cu_ok(cudaError_t err, const char *what)
 {

@@ -6,9 +6,9 @@
  */
 #include <pthread.h>
 
-#include "cuda_backend.h"
-#include "cuda_engines.h"
-#include "log.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_engines.h"
+#include "base/log.h"
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static cudaError_t probe_err;

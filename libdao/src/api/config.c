@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "log.h"
+#include "core/core.h"
+#include "base/log.h"
 
 void dao_config_init(dao_config *cfg)
 {

@@ -16,7 +16,7 @@
 #include <cuda_runtime.h>
 #include <stdbool.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 
 /* Submissions in flight per engine before a new one waits for the oldest. */
 #define CU_EVENTS 1024u

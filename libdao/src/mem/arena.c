@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
+#include "mem/arena.h"
 
 static inline int msb64(uint64_t x)
 {

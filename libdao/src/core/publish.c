@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
-#include "log.h"
-#include "publish_layout.h"
+#include "core/core.h"
+#include "base/log.h"
+#include "core/publish_layout.h"
 
 /* The per-buffer table is rebuilt at most this often while the job runs. */
 #define TABLE_PERIOD_NS 100000000ull

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 
 struct dao_sim_model {
 	char name[32];

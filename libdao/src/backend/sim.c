@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "backend/sim.h"
 
 struct engine_log {
 	uint64_t *end_ns; /* end_ns[s - 1]: end time of submission s */

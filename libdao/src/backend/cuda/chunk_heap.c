@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chunk_heap.h"
+#include "backend/cuda/chunk_heap.h"
 
 void chunk_heap_init(struct chunk_heap *h, const struct chunk_source *src, uint64_t align,
 		     uint64_t min_chunk, uint64_t max_chunk, struct heap_budget *budget)

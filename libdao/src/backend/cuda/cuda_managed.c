@@ -20,9 +20,9 @@
  */
 #include <stdlib.h>
 
-#include "chunk_heap.h"
-#include "cuda_engines.h"
-#include "log.h"
+#include "backend/cuda/chunk_heap.h"
+#include "backend/cuda/cuda_engines.h"
+#include "base/log.h"
 
 #define CM_GRANULE (64ull << 10)
 #define CM_BLOCK (2ull << 20)

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "chunk_heap.h"
-#include "cuda_engines.h"
-#include "log.h"
-#include "pin.h"
+#include "backend/cuda/chunk_heap.h"
+#include "backend/cuda/cuda_engines.h"
+#include "base/log.h"
+#include "backend/pin.h"
 
 /* One pinned chunk serves many buffers: pinning is a system call per
  * chunk and cudaFreeHost would synchronise the device on every free. */

@@ -11,8 +11,8 @@
  */
 #include <string.h>
 
-#include "core.h"
-#include "log.h"
+#include "core/core.h"
+#include "base/log.h"
 
 dao_status res_wait(struct device *d, const dao_fence *f)
 {

@@ -18,7 +18,7 @@
  */
 #include <stdlib.h>
 
-#include "core.h"
+#include "core/core.h"
 
 #define KEY_DEAD (UINT64_MAX - 1)
 #define KEY_UNKNOWN (1ull << 62)

@@ -24,8 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "backend.h"
+#include "mem/arena.h"
+#include "backend/backend.h"
 #include "dao.h"
 
 #define DAO_MAX_OPERANDS 4096u

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "log.h"
-#include "trace_writer.h"
+#include "core/core.h"
+#include "base/log.h"
+#include "trace/trace_writer.h"
 
 #define SLOT_BITS 24
 #define GEN_BITS 28

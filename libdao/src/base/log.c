@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "log.h"
+#include "base/log.h"
 
 static _Atomic int log_level = DAO_LOG_WARN;
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
-#include "trace_writer.h"
+#include "trace/trace.h"
+#include "trace/trace_writer.h"
 
 /* Names longer than this are cut: informational, and lines stay short. */
 #define WORD_MAX 255

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "log.h"
-#include "trace_writer.h"
+#include "core/core.h"
+#include "base/log.h"
+#include "trace/trace_writer.h"
 
 void queue_push(struct device *d, struct op *op)
 {

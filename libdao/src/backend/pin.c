@@ -13,8 +13,8 @@
 
 #include <linux/dao.h>
 
-#include "log.h"
-#include "pin.h"
+#include "base/log.h"
+#include "backend/pin.h"
 
 struct dao_pin {
 	int fd; /* -1: pinning unavailable */

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "log.h"
-#include "pin.h"
+#include "backend/backend.h"
+#include "base/log.h"
+#include "backend/pin.h"
 
 struct copy_req {
 	enum dao_engine engine;

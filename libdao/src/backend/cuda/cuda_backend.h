@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 
 /* Whether a CUDA device can be used: a driver answers and a device is
  * visible. Logs nothing; the answer is computed once per process. */

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "arena.h"
+#include "mem/arena.h"
 #include "dao.h"
 
 struct heap_chunk {

@@ -90,6 +90,6 @@ static inline const struct dao_trace_operand *dao_trace_kernel_ops(const struct 
  * bytes kept; a NULL name is written "kernel"); a record naming an id out
  * of range is dropped and dao_trace_writer_close() then returns
  * DAO_ERR_INVALID; any failed write makes it return DAO_ERR_IO. */
-#include "trace_writer.h"
+#include "trace/trace_writer.h"
 
 #endif /* DAO_TRACE_H */
