@@ -108,4 +108,12 @@ ok $? "runs with a device file"
 [ "$(json "$tmp/j.json" '$j->{device}{name} eq "slow" && $j->{device}{h2d_bytes_per_s} == 1e9 && $j->{device}{launch_ns} == 1000')" = 1 ]
 ok $? "JSON reports the device file's model"
 
+# The simulated host allocates nothing: a trace larger than this machine's
+# memory replays (three 4 TiB buffers, each read alone).
+printf 'dao-trace 1\nb 1 4398046511104 input\nb 2 4398046511104 input\nb 3 4398046511104 input\nk a 1000 r=1 w=- rw=-\nk b 1000 r=2 w=- rw=-\nk c 1000 r=3 w=- rw=-\nk d 1000 r=1 w=- rw=-\n' >"$tmp/huge.trace"
+"$bin" --budget 50% --json "$tmp/huge.trace" >"$tmp/j.json" 2>"$tmp/err"
+ok $? "replays buffers larger than the host's memory ($(head -c 150 "$tmp/err" | tr '\n' ' '))"
+[ "$(json "$tmp/j.json" '$j->{traces}[0]{policies}[0]{h2d_bytes} == 4 * 4398046511104')" = 1 ]
+ok $? "JSON: each 4 TiB buffer fetched at its use"
+
 tap_done
