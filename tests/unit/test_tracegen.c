@@ -14,7 +14,7 @@
 
 #include "../../tools/tracegen/family.h"
 #include "tap.h"
-#include "trace.h"
+#include "dao_trace.h"
 
 struct kv {
 	const char *name, *value;
