@@ -83,10 +83,12 @@ all: $(LIBDAO_SO) $(BUILD)/lib/libdao.a $(BUILD)/lib/libdao-sim.a $(BUILD)/lib/p
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(LIBDIR)/pkgconfig
-	install -m 0644 libdao/include/dao.h $(DESTDIR)$(PREFIX)/include/dao.h
+	install -m 0644 libdao/include/dao.h libdao/include/dao_publish.h libdao/include/dao_trace.h \
+		libdao/include/dao_sim.h $(DESTDIR)$(PREFIX)/include/
 	install -m 0755 $(LIBDAO_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libdao.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdao.so.$(SOVERSION)
 	ln -sf libdao.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdao.so
 	install -m 0644 $(BUILD)/lib/libdao.a $(DESTDIR)$(LIBDIR)/libdao.a
+	install -m 0644 $(BUILD)/lib/libdao-sim.a $(DESTDIR)$(LIBDIR)/libdao-sim.a
 	install -m 0644 $(BUILD)/lib/pkgconfig/dao.pc $(DESTDIR)$(LIBDIR)/pkgconfig/dao.pc
 include libdao/cuda.mk

@@ -162,16 +162,21 @@ ok $? "it runs a job on the host backend and checks its result"
 test -e "/usr/lib/$multiarch/libdao.a" && test -e /usr/include/dao.h
 ok $? "libdao.a and dao.h are installed"
 
+# ------------------------------------------------------------ dao-slurm
+plugin=/usr/lib/dao/slurm/dao_spank.so
+nm -D --defined-only "$plugin" 2>/dev/null | grep -qw slurm_spank_init
+ok $? "dao-slurm: $plugin installed, a SPANK plugin (slurm_spank_init)"
+
 # ------------------------------------------------------------ dao-tools
 out=$(/usr/bin/daoctl --version 2>&1)
 st=$?
 [ $st -eq 0 ] && echo "$out" | grep -q "${version%%-*}"
 ok $? "/usr/bin/daoctl --version: $out"
-for t in daosim dao-cholesky; do
+for t in daosim dao-cholesky dao-tracegen; do
 	"/usr/bin/$t" --help >/dev/null 2>&1
 	ok $? "/usr/bin/$t --help"
 done
-for m in daoctl daosim dao-cholesky; do
+for m in daoctl daosim dao-cholesky dao-tracegen; do
 	[ "$(man -w "$m" 2>/dev/null)" = "/usr/share/man/man1/$m.1.gz" ]
 	ok $? "man page of $m installed"
 	warn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings "$m" 2>&1 >/dev/null)

@@ -41,3 +41,5 @@ install: install-tracegen
 install-tracegen: $(TRACEGEN_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(TRACEGEN_BIN) $(DESTDIR)$(PREFIX)/bin/dao-tracegen
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 Documentation/dao-tracegen.1 $(DESTDIR)$(PREFIX)/share/man/man1/dao-tracegen.1

@@ -10,7 +10,7 @@
 #include "base/log.h"
 #include "core/queue.h"
 #include "core/record.h"
-#include "core/registry.h"
+#include "api/enter.h"
 #include "core/victim.h"
 #include "trace/trace_writer.h"
 
@@ -93,7 +93,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 			return DAO_ERR_INVALID;
 	bytes = sizeof(*op) + count * (sizeof(struct karg) + sizeof(struct opnd) + sizeof(void *) +
 				       sizeof(uint64_t)) + namelen + 1;
-	st = ctx_enter_to_queue(h, &c);
+	st = api_enter(h, API_QUEUE, NULL, &c, NULL);
 	if (st != DAO_OK)
 		return st;
 	d = c->dev;
@@ -103,12 +103,12 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	if (st == DAO_OK)
 		queue_wait_turn(d);
 	if (st != DAO_OK) {
-		ctx_leave(c);
+		api_leave(c);
 		return st;
 	}
 	op = op_alloc(d, bytes);
 	if (!op) {
-		ctx_leave(c);
+		api_leave(c);
 		return DAO_ERR_NOMEM;
 	}
 	op->args = (struct karg *)(op + 1);
@@ -157,7 +157,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	}
 	if (st != DAO_OK) {
 		op_release(d, op);
-		ctx_leave(c);
+		api_leave(c);
 		return st;
 	}
 	op->kind = OP_KERNEL;
@@ -171,7 +171,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	table_append(d, op);
 	if (d->trace)
 		trace_kernel(d, op);
-	ctx_leave(c);
+	api_leave(c);
 	return DAO_OK;
 }
 
@@ -188,9 +188,10 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 
 	if (len && !mem)
 		return DAO_ERR_NULL;
-	st = ctx_enter_to_queue(h, &c);
+	st = api_enter(h, API_QUEUE, NULL, &c, NULL);
 	if (st != DAO_OK)
 		return st;
+	/* A failed context says so before the buffer is looked up. */
 	st = context_usable(c);
 	if (st == DAO_OK)
 		st = slot_lookup(c, buf, &s);
@@ -199,7 +200,7 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 	if (st == DAO_OK && end > s->len)
 		st = DAO_ERR_RANGE;
 	if (st != DAO_OK || !len) {
-		ctx_leave(c);
+		api_leave(c);
 		return st;
 	}
 	one.rec = s->rec;
@@ -213,7 +214,7 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 	queue_push(c->dev, &op);
 	table_append(c->dev, &op);
 	st = op_wait(c->dev, &op);
-	ctx_leave(c);
+	api_leave(c);
 	return st;
 }
 
@@ -231,7 +232,7 @@ dao_status dao_sync(dao_ctx h)
 {
 	struct op op = { .kind = OP_SYNC, .blocking = true };
 	struct ctx *c;
-	dao_status st = ctx_enter_to_queue(h, &c);
+	dao_status st = api_enter(h, API_QUEUE, NULL, &c, NULL);
 
 	if (st != DAO_OK)
 		return st;
@@ -239,7 +240,7 @@ dao_status dao_sync(dao_ctx h)
 	queue_push(c->dev, &op);
 	op_wait(c->dev, &op);
 	st = c->failure ? c->failure : c->dev->failure;
-	ctx_leave(c);
+	api_leave(c);
 	return st;
 }
 
@@ -251,7 +252,7 @@ dao_status dao_iteration(dao_ctx h)
 
 	if (!op)
 		return DAO_ERR_NOMEM;
-	st = ctx_enter_to_queue(h, &c);
+	st = api_enter(h, API_QUEUE, NULL, &c, NULL);
 	if (st != DAO_OK) {
 		free(op);
 		return st;
@@ -262,7 +263,7 @@ dao_status dao_iteration(dao_ctx h)
 	queue_push(c->dev, op);
 	if (c->dev->trace)
 		dao_trace_writer_iteration(c->dev->trace, c->dev->trace_iter++);
-	ctx_leave(c);
+	api_leave(c);
 	return DAO_OK;
 }
 
@@ -273,13 +274,13 @@ dao_status dao_stats_get(dao_ctx h, dao_stats *out)
 
 	if (!out)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = api_enter(h, API_LOOK, NULL, &c, NULL);
 	if (st != DAO_OK)
 		return st;
 	*out = c->dev->stats;
 	out->device_bytes = c->dev->res.arena.used;
 	out->peak_device_bytes = c->dev->res.arena.peak;
-	ctx_leave(c);
+	api_leave(c);
 	return DAO_OK;
 }
 
@@ -291,7 +292,7 @@ dao_status dao_info_get(dao_ctx h, dao_info *out)
 
 	if (!out)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = api_enter(h, API_LOOK, NULL, &c, NULL);
 	if (st != DAO_OK)
 		return st;
 	d = c->dev;
@@ -306,6 +307,6 @@ dao_status dao_info_get(dao_ctx h, dao_info *out)
 		.backend_name = d->be->ops->name,
 		.policy_name = dao_policy_name(d->policy),
 	};
-	ctx_leave(c);
+	api_leave(c);
 	return DAO_OK;
 }
