@@ -440,6 +440,77 @@ static void test_exit(void)
 	tap_ok(count_for(pid) == 0, "a job exiting without dao_close removes its segment");
 }
 
+/* ------------------------------------------------------------ rebuild cost */
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+#define MANY 100000u
+
+/*
+ * A rebuild of the table walks every live buffer. A job with many buffers
+ * that syncs after every kernel must not pay that walk at every sync (it
+ * once made each dao_sync 30 ms at a million buffers); once its ops pay for
+ * the walk, a sync shows the current table again. Rebuilds are counted by
+ * the table's sequence counter (two per rebuild); besides those the ops pay
+ * for, only the periodic ones (one per 100 ms while the job runs) may occur.
+ */
+static void test_rebuild_cost(void)
+{
+	const uint32_t cycles = 200, pay = MANY / 32 + 1;
+	static dao_buf bufs[MANY];
+	const struct dao_pub_area *a;
+	struct dao_pub_table t;
+	struct dao_pub_buf *b = NULL;
+	char path[300], byte = 1;
+	uint64_t seq0, seq1, ms0, ms;
+	dao_operand op;
+	struct view v;
+	dao_ctx ctx = open_job(0);
+
+	for (uint32_t i = 0; i < MANY; i++)
+		TEST_TRY(dao_buffer_create(ctx, 256, &bufs[i]));
+	op = (dao_operand){ .buf = bufs[0], .mode = DAO_RW };
+	TEST_TRY(dao_write(ctx, bufs[0], 0, &byte, 1));
+	if (find_own(path, sizeof(path)) != 1 || !view_open(&v, path))
+		tap_bail("cannot map the job's segment");
+	a = view_area(&v, v.h.table_off);
+	seq0 = atomic_load(&a->seq);
+	ms0 = mono_ms();
+	for (uint32_t k = 0; k < cycles; k++) {
+		TEST_TRY(dao_launch(ctx, noop, NULL, &op, 1));
+		TEST_TRY(dao_sync(ctx));
+	}
+	seq1 = atomic_load(&a->seq);
+	ms = mono_ms() - ms0;
+	tap_ok((seq1 - seq0) / 2 <= 1 + ms / 100,
+	       "%u syncs with %u live buffers rebuilt the table %llu times in %llu ms "
+	       "(at most one per 100 ms besides what the ops pay for)",
+	       cycles, MANY, (unsigned long long)((seq1 - seq0) / 2), (unsigned long long)ms);
+
+	for (uint32_t k = 0; k < pay; k++)
+		TEST_TRY(dao_launch(ctx, noop, NULL, &op, 1));
+	seq0 = atomic_load(&a->seq);
+	TEST_TRY(dao_sync(ctx));
+	b = calloc(v.h.buf_cap ? v.h.buf_cap : 1, sizeof(*b));
+	if (!b)
+		tap_bail("out of memory");
+	read_table(&v, &t, b);
+	tap_ok(atomic_load(&a->seq) > seq0 && t.live == MANY,
+	       "once the ops since the last rebuild pay for the walk, a sync rebuilds the table "
+	       "(%llu live)", (unsigned long long)t.live);
+	free(b);
+	munmap(v.map, v.len);
+	for (uint32_t i = 0; i < MANY; i++)
+		TEST_TRY(dao_release(ctx, bufs[i]));
+	TEST_TRY(dao_close(ctx, NULL));
+}
+
 int main(void)
 {
 	test_clear_env();
@@ -447,6 +518,7 @@ int main(void)
 	test_hammer();
 	test_segment();
 	test_live();
+	test_rebuild_cost();
 	test_exit();
 	tap_plan_done();
 	return tap_exit();

@@ -26,6 +26,12 @@
 
 /* The per-buffer table is rebuilt at most this often while the job runs. */
 #define TABLE_PERIOD_NS 100000000ull
+/* A rebuild walks every live buffer. One when the job waits on an idle
+ * executor may walk this many buffers per op executed since the previous
+ * rebuild: a few percent of what an op costs, counted in work, not in
+ * wall-clock time, so neither a loaded machine nor a sync after every
+ * kernel of a job with a million buffers changes what it costs or does. */
+#define TABLE_WALK_PER_OP 32u
 
 struct dao_publisher {
 	uint64_t last_summary_ns; /* coarse clock at the last summary */
@@ -37,6 +43,8 @@ struct dao_publisher {
 	struct rec **top; /* scratch: min-heap of the largest records */
 	uint64_t last_table_ns;
 	uint64_t table_cost_ns; /* what the last rebuild took */
+	uint64_t table_walked;  /* live buffers the last rebuild walked */
+	uint64_t ops_since_wait_table; /* ops since the last rebuild on a wait */
 	uint64_t pinned_bytes;
 	uint64_t updates;
 	pid_t owner; /* a forked child must not remove its parent's segment */
@@ -237,6 +245,7 @@ static void publish_table(struct dao_publisher *p, const struct device *d, uint6
 		}
 	}
 	p->pinned_bytes = pinned;
+	p->table_walked = head.live;
 	head.count = n;
 	/* Pop the smallest to the back: the array ends largest first. */
 	for (uint32_t k = n; k > 1; k--) {
@@ -363,9 +372,11 @@ void publish_tick(struct device *d, bool busy)
 {
 	struct dao_publisher *p = d->pub;
 	uint64_t now;
+	bool waited;
 
 	if (!p)
 		return;
+	p->ops_since_wait_table++;
 	now = coarse_ns();
 	/* Within one tick of the coarse clock a reader could not tell the
 	 * rewrites apart by their time anyway; the last op before the
@@ -376,12 +387,15 @@ void publish_tick(struct device *d, bool busy)
 	publish_summary(p, d, now);
 	/* The job waiting on an idle executor (sync, read, write) is when a
 	 * reader most wants the table to match what the job sees: then it is
-	 * always rebuilt (daoctl.md), whatever the clock says. While the job
-	 * runs, a rebuild walks every buffer, so those may take at most a
-	 * twentieth of the executor's time. */
-	if ((!d->q.head && d->q.flush) ||
-	    (now - p->last_table_ns >= TABLE_PERIOD_NS &&
-	     now - p->last_table_ns >= 20 * p->table_cost_ns)) {
+	 * rebuilt whenever the ops since the last such rebuild pay for the
+	 * walk (the periodic rebuilds in between do not count, so whether a
+	 * sync shows the current table depends on the program alone). While
+	 * the job runs, rebuilds may take at most a twentieth of the
+	 * executor's time. */
+	waited = !d->q.head && d->q.flush &&
+		 p->ops_since_wait_table * TABLE_WALK_PER_OP >= p->table_walked;
+	if (waited || (now - p->last_table_ns >= TABLE_PERIOD_NS &&
+		       now - p->last_table_ns >= 20 * p->table_cost_ns)) {
 		struct timespec t0, t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0); /* vDSO: no system call */
@@ -389,6 +403,8 @@ void publish_tick(struct device *d, bool busy)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		p->table_cost_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull +
 				   (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+		if (waited)
+			p->ops_since_wait_table = 0;
 	}
 }
 
