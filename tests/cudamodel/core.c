@@ -64,6 +64,23 @@ static void check_at_exit(void)
 	const char *ok = getenv("DAO_CUDAMODEL_MISUSE_OK");
 
 	uint64_t n = __atomic_load_n(&misuses, __ATOMIC_RELAXED);
+	const char *stats = getenv("DAO_CUDAMODEL_STATS");
+
+	if (stats && *stats == '1') {
+		struct dao_cudamodel_counters c;
+
+		dao_cudamodel_counters(&c);
+		fprintf(stderr,
+			"cudamodel: card %llu, peak %llu (managed %llu); pages: %llu prefetched, "
+			"%llu discarded, %llu device faults, %llu host faults, %llu fault "
+			"migrations, %llu remote, %llu evicted; %llu refused calls\n",
+			(unsigned long long)c.card_bytes, (unsigned long long)c.device_bytes_peak,
+			(unsigned long long)c.managed_device_peak,
+			(unsigned long long)c.prefetch_migrations, (unsigned long long)c.discards,
+			(unsigned long long)c.device_faults, (unsigned long long)c.host_faults,
+			(unsigned long long)c.fault_migrations, (unsigned long long)c.remote_accesses,
+			(unsigned long long)c.evictions, (unsigned long long)c.misuses);
+	}
 
 	if (n && !(ok && *ok == '1')) {
 		fprintf(stderr, "cudamodel: %llu refused call(s): failing the process\n",

@@ -219,9 +219,25 @@ static struct cm_alloc *map_twice(enum cm_kind kind, uint64_t size, int prot)
 	a->fd = memfd_create("cudamodel", MFD_CLOEXEC);
 	if (a->fd < 0 || ftruncate(a->fd, (off_t)a->span))
 		goto fail;
-	a->base = mmap(NULL, a->span, prot, MAP_SHARED, a->fd, 0);
-	if (a->base == MAP_FAILED)
-		goto fail;
+	/* 2 MiB aligned, as the driver places both kinds: libdao's granules
+	 * are then the model's pages. */
+	{
+		char *r = mmap(NULL, a->span + CM_DEV_ROUND, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		char *at;
+
+		if (r == MAP_FAILED)
+			goto fail;
+		at = (char *)round_up((uint64_t)(uintptr_t)r, CM_DEV_ROUND);
+		if (at > r)
+			munmap(r, (uint64_t)(at - r));
+		munmap(at + a->span, (uint64_t)(r + a->span + CM_DEV_ROUND - (at + a->span)));
+		a->base = mmap(at, a->span, prot, MAP_SHARED | MAP_FIXED, a->fd, 0);
+		if (a->base == MAP_FAILED) {
+			munmap(at, a->span);
+			goto fail;
+		}
+	}
 	a->alias = mmap(NULL, a->span, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
 	if (a->alias == MAP_FAILED) {
 		munmap(a->base, a->span);

@@ -83,15 +83,28 @@ void cm_op_run(struct cm_op *op)
 				need += !(op->m->page[i] & PG_DEVICE) ? CM_PAGE : 0;
 			cm_card_make_room(need, op->m);
 		}
-		for (uint32_t i = first; i < first + n; i++) {
-			if (!!(op->m->page[i] & PG_DEVICE) == op->to_device)
-				continue;
-			if (op->to_device && model.dev_alloc_bytes + model.managed_dev_bytes +
-							     CM_PAGE > model.card)
-				break; /* the card is full of device memory: stays */
-			cm_pages_move(op->m, i, 1, op->to_device);
-			moved++;
+		/* Pages move in order while the card has room: one mprotect. */
+		uint32_t upto = first + n;
+
+		if (op->to_device) {
+			uint64_t room = model.card - model.dev_alloc_bytes - model.managed_dev_bytes;
+
+			for (uint32_t i = first; i < first + n; i++) {
+				if (op->m->page[i] & PG_DEVICE)
+					continue;
+				if (room < CM_PAGE) {
+					upto = i; /* the card is full of device memory */
+					break;
+				}
+				room -= CM_PAGE;
+				moved++;
+			}
+		} else {
+			for (uint32_t i = first; i < first + n; i++)
+				moved += !!(op->m->page[i] & PG_DEVICE);
 		}
+		if (upto > first)
+			cm_pages_move(op->m, first, upto - first, op->to_device);
 		if (op->kind == OP_PREFETCH) {
 			model.n.prefetch_migrations += moved;
 		} else {
