@@ -17,3 +17,41 @@ $(call cudamodel_so,$(1)): $(CUDAMODEL_SRCS) tests/cudamodel/model.h tests/cudam
 endef
 $(foreach v,rel asan tsan,$(eval $(call cudamodel_variant,$(v))))
 endif
+
+# The model's own tests, linked against the real runtime's name and run
+# against the model.
+ifeq ($(HAVE_CUDA),1)
+$(BUILD)/%/tests-cudamodel/test_cudamodel: tests/cudamodel/test_cudamodel.c tests/cudamodel/cudamodel.h tests/tap.h $(BUILD)/%/cudamodel/libcudart.so.13
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,$*) $(CUDA_CFLAGS) -Itests -MMD -MP -o $@ $< \
+		-L$(BUILD)/$*/cudamodel -l:libcudart.so.13 $(SAN_$*) -pthread
+endif
+
+# `make check-cudamodel` (part of `make check`): the model's own tests, then
+# the GPU tests (tests/gpu/) on both CUDA backends against the model, and
+# the fallback test against a model without a device and without a driver;
+# each plain, under ASan+UBSan and under TSan. The GPU tests run scaled
+# down: the model moves every byte with the CPU.
+.PHONY: check-cudamodel
+ifeq ($(HAVE_CUDA),1)
+CUDAMODEL_GPU_ENV := DAO_TEST_GPU_MIN_FREE=268435456 DAO_TEST_GPU_BUF_MIB=4 DAO_TEST_PROGRAMS=2
+CUDAMODEL_RUN_tsan := setarch $$(uname -m) -R
+
+define cudamodel_check
+.PHONY: check-cudamodel-$(1)
+check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1)) $(BUILD)/$(1)/tests/test_cuda_fallback
+	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel $(CUDAMODEL_GPU_ENV) $(CUDAMODEL_RUN_$(1)) \
+		prove -f $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1))
+	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_CUDAMODEL_DEVICES=0 $(CUDAMODEL_RUN_$(1)) \
+		prove -f $(BUILD)/$(1)/tests/test_cuda_fallback
+	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_CUDAMODEL_DRIVER=0 $(CUDAMODEL_RUN_$(1)) \
+		prove -f $(BUILD)/$(1)/tests/test_cuda_fallback
+check-cudamodel: check-cudamodel-$(1)
+endef
+$(foreach v,rel asan tsan,$(eval $(call cudamodel_check,$(v))))
+
+check: check-cudamodel
+else
+check-cudamodel:
+	@echo "check-cudamodel: SKIP: libdao is built without CUDA"
+endif
