@@ -208,6 +208,14 @@ void cm_poison_clear(struct cm_alloc *m, uint64_t off, uint64_t len)
 			   (uint32_t)((off + len - 1) / CM_PAGE - off / CM_PAGE + 1));
 }
 
+void cm_poison_drop_page(struct cm_alloc *m, uint32_t pg)
+{
+	if (m->poison[pg])
+		memset(m->poison[pg], 0, CM_PAGE / 8);
+	m->page[pg] &= (uint8_t)~PG_POISON;
+	cm_protect(m, pg, 1);
+}
+
 void cm_poison_check(struct cm_alloc *m, uint64_t off, uint64_t len, const struct cm_site *site,
 		     const char *what)
 {

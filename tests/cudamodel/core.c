@@ -21,6 +21,9 @@ struct cm_state model = { .lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_CON
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_key_t host_key;
 static __thread int host_actor = -1;
+/* In TLS, not allocated: a host fault may need it inside the signal
+ * handler. */
+static __thread struct cm_vc host_clock_storage;
 static __thread struct cm_vc *host_clock;
 static __thread cudaError_t last_error;
 static __thread int current_device;
@@ -53,7 +56,6 @@ static void host_gone(void *p)
 	cm_lock();
 	cm_actor_free(host_actor);
 	cm_unlock();
-	free(p);
 }
 
 static void check_at_exit(void)
@@ -143,12 +145,10 @@ void cm_actor_free(int a)
 struct cm_vc *cm_host_vc(int *actor)
 {
 	if (host_actor < 0) {
-		host_clock = calloc(1, sizeof(*host_clock));
-		if (!host_clock)
-			cm_fail("out of memory");
+		host_clock = &host_clock_storage;
 		host_actor = cm_actor_new();
 		host_clock->c[host_actor] = model.clock[host_actor];
-		pthread_setspecific(host_key, host_clock);
+		pthread_setspecific(host_key, host_clock); /* for host_gone */
 	}
 	*actor = host_actor;
 	return host_clock;

@@ -35,7 +35,7 @@ endif
 .PHONY: check-cudamodel
 ifeq ($(HAVE_CUDA),1)
 CUDAMODEL_GPU_ENV := DAO_TEST_GPU_MIN_FREE=268435456 DAO_TEST_GPU_BUF_MIB=4 DAO_TEST_PROGRAMS=2
-CUDAMODEL_RUN_tsan := setarch $$(uname -m) -R
+CUDAMODEL_RUN_tsan := setarch $(shell uname -m) -R
 
 define cudamodel_check
 .PHONY: check-cudamodel-$(1)

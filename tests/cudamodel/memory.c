@@ -183,7 +183,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc_)
 		 * allocation in a signal handler). */
 		cm_check(addr, 1, write, -1, NULL, &site, write ? "host write" : "host read");
 		if (a->page[pg] & PG_POISON)
-			cm_poison_clear(a, (uint64_t)pg * CM_PAGE, CM_PAGE);
+			cm_poison_drop_page(a, pg);
 		if (a->page[pg] & PG_DEVICE) {
 			model.n.host_faults++;
 			model.n.fault_migrations++;

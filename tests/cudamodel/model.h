@@ -167,6 +167,8 @@ void cm_check(const void *p, uint64_t len, bool write, int actor, const struct c
 void cm_check_forget(const void *p, uint64_t len);
 void cm_poison_set(struct cm_alloc *m, uint64_t off, uint64_t len, const struct cm_site *site);
 void cm_poison_clear(struct cm_alloc *m, uint64_t off, uint64_t len);
+/* The same for one whole page, without freeing (signal handler). */
+void cm_poison_drop_page(struct cm_alloc *m, uint32_t pg);
 /* Stops the process if [off, off + len) of m holds discarded bytes. */
 void cm_poison_check(struct cm_alloc *m, uint64_t off, uint64_t len, const struct cm_site *site,
 		     const char *what);
