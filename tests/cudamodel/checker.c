@@ -61,7 +61,7 @@ static struct bucket *bucket_of(uint64_t key, bool make)
 }
 
 static void report(const struct rec *old, const char *lo, const char *hi, bool write,
-		   const char *what, const struct cm_site *site)
+		   const char *what, const struct cm_site *site, int actor, uint32_t knows)
 {
 	const char *a = old->lo > lo ? old->lo : lo, *b = old->hi < hi ? old->hi : hi;
 
@@ -70,6 +70,8 @@ static void report(const struct rec *old, const char *lo, const char *hi, bool w
 		"stream order, events or synchronisation\n",
 		(void *)a, (void *)b, what, write ? "write" : "read", old->what,
 		old->write ? "write" : "read");
+	fprintf(stderr, "cudamodel:   (actor %d knows tick %u of actor %d; the earlier access is its tick %u)\n",
+		actor, knows, old->actor, old->tick);
 	cm_site_print("this access:", site);
 	cm_site_print("the earlier one:", &old->site);
 	fflush(stderr);
@@ -99,10 +101,11 @@ void cm_check(const void *p, uint64_t len, bool write, int actor, const struct c
 		for (uint32_t i = 0; i < b->n; i++) {
 			struct rec *r = &b->r[i];
 			bool overlap = r->lo < chi && clo < r->hi;
-			bool ordered = r->actor == actor || r->tick <= vc->c[r->actor];
+			bool ordered = r->actor == actor || r->tick <= vc->c[r->actor] ||
+				       r->tick <= model.retired[r->actor];
 
 			if (overlap && (r->write || write) && !ordered)
-				report(r, clo, chi, write, what, site);
+				report(r, clo, chi, write, what, site, actor, vc->c[r->actor]);
 			if (record && ordered && clo <= r->lo && r->hi <= chi && (write || !r->write))
 				continue; /* superseded */
 			b->r[keep++] = *r;

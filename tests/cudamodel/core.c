@@ -97,6 +97,9 @@ static void init(void)
 
 	model.devices = d && *d ? atoi(d) : 1;
 	model.no_driver = drv && !strcmp(drv, "0");
+	model.no_pin = getenv("DAO_CUDAMODEL_PIN") && !strcmp(getenv("DAO_CUDAMODEL_PIN"), "0");
+	model.no_discard =
+		getenv("DAO_CUDAMODEL_DISCARD") && !strcmp(getenv("DAO_CUDAMODEL_DISCARD"), "0");
 	model.card = env_bytes("DAO_CUDAMODEL_MEM", 1ull << 30);
 	model.n.card_bytes = model.card;
 	pthread_key_create(&host_key, host_gone);
@@ -138,8 +141,10 @@ int cm_actor_new(void)
  * thread gone: both finished). */
 void cm_actor_free(int a)
 {
-	if (a >= 0)
+	if (a >= 0) {
 		model.actor_used[a] = false;
+		model.retired[a] = model.clock[a];
+	}
 }
 
 struct cm_vc *cm_host_vc(int *actor)

@@ -392,6 +392,9 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
 	if (!p || !size || (flags & ~0xfu))
 		return cm_misuse("cudaHostAlloc", cudaErrorInvalidValue,
 				 "pointer %p, size %zu, flags 0x%x", (void *)p, size, flags);
+	cm_init();
+	if (model.no_pin)
+		return cm_ret(cudaErrorMemoryAllocation);
 	m = mmap(NULL, round_up(size, 4096), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0);
 	a = calloc(1, sizeof(*a));
@@ -442,6 +445,9 @@ cudaError_t cudaHostRegister(void *p, size_t size, unsigned int flags)
 	if (!p || !size || (flags & ~0xfu))
 		return cm_misuse("cudaHostRegister", cudaErrorInvalidValue,
 				 "pointer %p, size %zu, flags 0x%x", p, size, flags);
+	cm_init();
+	if (model.no_pin)
+		return cm_ret(cudaErrorMemoryAllocation);
 	cm_lock();
 	if (cm_find(p) && cm_find(p)->kind != CM_REGISTERED && cm_find(p)->kind != CM_HOSTALLOC) {
 		cm_unlock();

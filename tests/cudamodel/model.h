@@ -119,11 +119,18 @@ struct cm_state {
 	bool ready;
 	int devices;     /* DAO_CUDAMODEL_DEVICES */
 	bool no_driver;  /* DAO_CUDAMODEL_DRIVER=0 */
+	bool no_pin;     /* DAO_CUDAMODEL_PIN=0: pinning refused, as over a locked-memory limit */
+	bool no_discard; /* DAO_CUDAMODEL_DISCARD=0: a driver without discard */
 	uint64_t card;   /* DAO_CUDAMODEL_MEM */
 	uint64_t dev_alloc_bytes, managed_dev_bytes;
 	struct dao_cudamodel_counters n;
 	uint32_t clock[CM_ACTORS]; /* each actor's latest tick, never reset */
 	bool actor_used[CM_ACTORS];
+	/* An actor that ended (a stream destroyed and drained, a thread
+	 * gone): everything it did up to this tick counts as ordered before
+	 * what anyone does later, as the joins and frees the model cannot
+	 * see (pthread_join, free and malloc reusing pageable memory) do. */
+	uint32_t retired[CM_ACTORS];
 	struct cm_alloc *allocs;
 	struct cm_stream *streams; /* every stream ever made (never freed) */
 	struct cm_stream *legacy;

@@ -331,6 +331,9 @@ cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, siz
 	cudaError_t err;
 	size_t l = 0;
 
+	cm_init();
+	if (model.no_discard)
+		return cm_ret(cudaErrorNotSupported);
 	cm_lock();
 	s = cm_stream_of(sh, call, &err);
 	if (!s) {
