@@ -3,7 +3,7 @@
 # plain C against the CUDA runtime API: no nvcc. Without the toolkit
 # libdao builds as before and refuses the CUDA backends at dao_open.
 #
-# With it: every libdao source sees DAO_HAVE_CUDA, libdao/src/cuda/*.c join
+# With it: every libdao source sees DAO_HAVE_CUDA, libdao/src/backend/cuda/*.c join
 # each variant of libdao, and everything that links libdao links the CUDA
 # runtime too (through LDFLAGS, which every link line here uses), with an
 # rpath so that no LD_LIBRARY_PATH is needed.
@@ -17,8 +17,8 @@ CUDA_CFLAGS  := -isystem $(CUDA_HOME)/include
 CUDA_LIBDIR  := $(CUDA_HOME)/lib64
 CUDA_LDFLAGS := -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR)
 
-LIBDAO_CUDA_SRCS := $(sort $(wildcard libdao/src/cuda/*.c))
-libdao_cuda_objs = $(patsubst libdao/src/cuda/%.c,$(BUILD)/$(1)/obj/libdao/cuda/%.o,$(LIBDAO_CUDA_SRCS))
+LIBDAO_CUDA_SRCS := $(sort $(wildcard libdao/src/backend/cuda/*.c))
+libdao_cuda_objs = $(patsubst libdao/src/backend/cuda/%.c,$(BUILD)/$(1)/obj/libdao/backend/cuda/%.o,$(LIBDAO_CUDA_SRCS))
 
 override CFLAGS  += -DDAO_HAVE_CUDA
 # --no-as-needed: some links name libdao.a again after LDFLAGS; the runtime
@@ -27,7 +27,7 @@ override LDFLAGS += $(CUDA_LDFLAGS) -Wl,--push-state,--no-as-needed -lcudart -Wl
 
 # The archive and shared-library rules link $^: added prerequisites join them.
 define libdao_cuda_variant
-$(BUILD)/$(1)/obj/libdao/cuda/%.o: libdao/src/cuda/%.c
+$(BUILD)/$(1)/obj/libdao/backend/cuda/%.o: libdao/src/backend/cuda/%.c
 	@mkdir -p $$(@D)
 	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -MMD -MP -c $$< -o $$@
 

@@ -1,7 +1,10 @@
 # libdao: libdao.so (with soname), libdao.a, dao.pc, for each variant an
 # archive tests link against.
+#
+# libdao/src/ holds one folder per layer (Documentation/design.md); the
+# CUDA backends under backend/cuda/ are added by libdao/cuda.mk.
 
-LIBDAO_SRCS := $(sort $(wildcard libdao/src/*.c))
+LIBDAO_SRCS := $(sort $(filter-out libdao/src/backend/cuda/%,$(wildcard libdao/src/*/*.c)))
 
 # $(call libdao_objs,VARIANT)
 libdao_objs = $(patsubst libdao/src/%.c,$(BUILD)/$(1)/obj/libdao/%.o,$(LIBDAO_SRCS))

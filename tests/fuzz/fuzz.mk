@@ -9,9 +9,9 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefi
                 -fno-sanitize-recover=all -Ilibdao/include -Ilibdao/src $(WARN)
 FUZZ_BIN     := $(BUILD)/fuzz/fuzz_trace
 
-$(FUZZ_BIN): tests/fuzz/fuzz_trace.c libdao/src/trace_read.c libdao/src/trace.h
+$(FUZZ_BIN): tests/fuzz/fuzz_trace.c libdao/src/trace/trace_read.c libdao/src/trace/trace.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_trace.c libdao/src/trace_read.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_trace.c libdao/src/trace/trace_read.c
 
 .PHONY: check-fuzz
 check-fuzz: $(FUZZ_BIN)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
+#include "mem/arena.h"
 #include "tap.h"
 
 static dao_fence fence_of(uint64_t compute, uint64_t h2d, uint64_t d2h)

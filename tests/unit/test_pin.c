@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "pin.h"
+#include "base/log.h"
+#include "backend/pin.h"
 #include "tap.h"
 
 /* Runs fn with stderr sent to a file; returns how many lines libdao logged. */

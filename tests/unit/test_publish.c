@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
-#include "publish_layout.h"
+#include "core/publish_layout.h"
 
 #define HAMMER_WORDS 61 /* odd, and more than one cache line */
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "backend/sim.h"
 #include "tap.h"
 
 static void test_presets(void)

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 static char path[] = "/tmp/dao-test-write-XXXXXX";
 

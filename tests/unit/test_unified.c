@@ -17,7 +17,7 @@
  */
 #include "gpu/program.h"
 
-#include "backend.h"
+#include "backend/backend.h"
 
 #define UNI_GRANULE 64u
 #define UNI_MAX_RANGES (PROG_MAX_BUFS * 2)

@@ -11,9 +11,20 @@
 
 #include "dao.h"
 
+/* overhead: where the job thread and libdao's threads run. */
+enum bench_placement {
+	BENCH_SPLIT = 0,  /* on two different CPUs */
+	BENCH_SHARED = 1, /* all on one CPU */
+};
+
+#define BENCH_MAX_LIVE 8
+
 struct bench_options {
 	bool json;
 	uint64_t kernels;      /* overhead: kernels per measurement */
+	uint64_t live[BENCH_MAX_LIVE]; /* overhead: live-buffer counts, one row each */
+	size_t nlive;
+	unsigned placements;   /* overhead: bit (1 << enum bench_placement) per placement */
 	uint64_t buffer_bytes; /* copy: size of each cycled buffer */
 	uint64_t buffers;      /* copy: how many are cycled */
 	uint64_t rounds;       /* copy: passes over all of them */

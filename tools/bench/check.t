@@ -10,16 +10,25 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../../tests/tap.sh"
 
-"$bin" overhead --json --kernels 2000 >"$tmp/overhead.json" 2>"$tmp/overhead.err"
+"$bin" overhead --json --kernels 2000 --live 1000,1000000 >"$tmp/overhead.json" 2>"$tmp/overhead.err"
 ok $? "overhead --json runs"
+# Split needs two CPUs in the affinity mask; shared is always measured.
+split=$(test "$(nproc)" -ge 2 && echo 1 || echo 0)
 json_ok "$tmp/overhead.json" '
-	ref($j) eq "ARRAY" && @$j == 2 && $j->[0]{live_buffers} == 1000 &&
-	$j->[1]{live_buffers} == 1000000 &&
+	my @shared = grep { $_->{placement} eq "shared" } @$j;
+	my @split = grep { $_->{placement} eq "split" } @$j;
+	ref($j) eq "ARRAY" && @$j == @shared + @split &&
+	join(",", map { $_->{live_buffers} } @shared) eq "1000,1000000" &&
+	join(",", map { $_->{live_buffers} } @split) eq ('"$split"' ? "1000,1000000" : "") &&
 	!grep { !($_->{ns_per_kernel} > 0 && $_->{ns_per_kernel_sync} > 0 &&
-		  $_->{ns_per_call} > 0) } @$j'
-ok $? "overhead --json: one row per live-buffer count, with ns_per_kernel"
+		  $_->{ns_per_call} > 0 && $_->{ns_per_create} > 0) } @$j'
+ok $? "overhead --json: one row per placement and live-buffer count, with ns_per_kernel and ns_per_create"
 test ! -s "$tmp/overhead.err"
 ok $? "overhead: operands stayed resident (no warning)"
+
+"$bin" overhead --json --kernels 500 --live 16 --placement shared >"$tmp/one.json" 2>&1
+json_ok "$tmp/one.json" '@$j == 1 && $j->[0]{placement} eq "shared" && $j->[0]{live_buffers} == 16'
+ok $? "overhead --placement shared --live 16: exactly that row"
 
 "$bin" copy --json --buffer-bytes 1M --buffers 4 --rounds 2 >"$tmp/copy.json" 2>"$tmp/copy.err"
 ok $? "copy --json runs (and the data came back unchanged)"
@@ -44,6 +53,11 @@ refuse overhead --bogus
 refuse overhead --kernels 0
 refuse overhead --kernels x
 refuse overhead --buffers 4
+refuse overhead --live 3
+refuse overhead --live 1000,,
+refuse overhead --live 1,2,3,4,5,6,7,8,9
+refuse overhead --placement sideways
+refuse copy --live 1000
 refuse copy --kernels 5
 refuse copy --buffers 1
 refuse copy --buffer-bytes 0

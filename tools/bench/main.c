@@ -14,12 +14,15 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: dao-bench overhead [--json] [--kernels N]\n"
+		"usage: dao-bench overhead [--json] [--kernels N] [--live N,N,...]\n"
+		"                          [--placement split|shared|both]\n"
 		"       dao-bench copy [--json] [--buffer-bytes B] [--buffers N] [--rounds R]\n"
 		"\n"
-		"overhead  ns per empty kernel with 4 resident operands, with 10^3 and 10^6\n"
-		"          live buffers, beside a plain function call (N kernels per row,\n"
-		"          default 1000000)\n"
+		"overhead  ns per empty kernel with 4 resident operands and ns per buffer\n"
+		"          create, with each count of live buffers (default\n"
+		"          1000,10000,100000,1000000), beside a plain function call (N kernels\n"
+		"          per row, default 1000000); with the job thread and libdao's threads\n"
+		"          on two CPUs (split) and on one (shared), default both\n"
 		"copy      write-back and fetch throughput through libdao against memcpy:\n"
 		"          N buffers of B bytes (default 8 of 64M) cycled R times (default 4)\n"
 		"          through a budget that holds half of them\n");
@@ -60,12 +63,58 @@ static int parse_bytes(const char *opt, const char *text, uint64_t lo, uint64_t 
 	return 0;
 }
 
+/* A comma-separated list of live-buffer counts; an empty item is an error. */
+static int parse_live(const char *text, struct bench_options *o)
+{
+	char buf[256], *item = buf, *comma;
+
+	if (strlen(text) >= sizeof(buf)) {
+		fprintf(stderr, "dao-bench: --live: list too long\n");
+		return -1;
+	}
+	strcpy(buf, text);
+	for (o->nlive = 0;; item = comma + 1) {
+		comma = strchr(item, ',');
+		if (comma)
+			*comma = 0;
+		if (o->nlive == BENCH_MAX_LIVE) {
+			fprintf(stderr, "dao-bench: --live: at most %d counts\n", BENCH_MAX_LIVE);
+			return -1;
+		}
+		/* At least 4: the operands are distinct buffers. */
+		if (parse_count("--live", item, 4, UINT64_C(1) << 24, &o->live[o->nlive]))
+			return -1;
+		o->nlive++;
+		if (!comma)
+			return 0;
+	}
+}
+
+static int parse_placement(const char *text, unsigned *out)
+{
+	if (strcmp(text, "split") == 0)
+		*out = 1u << BENCH_SPLIT;
+	else if (strcmp(text, "shared") == 0)
+		*out = 1u << BENCH_SHARED;
+	else if (strcmp(text, "both") == 0)
+		*out = (1u << BENCH_SPLIT) | (1u << BENCH_SHARED);
+	else {
+		fprintf(stderr, "dao-bench: --placement: '%s' is not split, shared or both\n",
+			text);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	enum { O_JSON = 1, O_KERNELS, O_BUFFER_BYTES, O_BUFFERS, O_ROUNDS, O_HELP };
+	enum { O_JSON = 1, O_KERNELS, O_LIVE, O_PLACEMENT, O_BUFFER_BYTES, O_BUFFERS, O_ROUNDS,
+	       O_HELP };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "kernels", required_argument, NULL, O_KERNELS },
+		{ "live", required_argument, NULL, O_LIVE },
+		{ "placement", required_argument, NULL, O_PLACEMENT },
 		{ "buffer-bytes", required_argument, NULL, O_BUFFER_BYTES },
 		{ "buffers", required_argument, NULL, O_BUFFERS },
 		{ "rounds", required_argument, NULL, O_ROUNDS },
@@ -74,6 +123,8 @@ int main(int argc, char **argv)
 	};
 	struct bench_options o = {
 		.kernels = 1000000, .buffer_bytes = 64u << 20, .buffers = 8, .rounds = 4,
+		.live = { 1000, 10000, 100000, 1000000 }, .nlive = 4,
+		.placements = (1u << BENCH_SPLIT) | (1u << BENCH_SHARED),
 	};
 	bool is_overhead, is_copy;
 	int c, err = 0;
@@ -99,6 +150,13 @@ int main(int argc, char **argv)
 		case O_KERNELS:
 			err = only_for("--kernels", "overhead", is_overhead) ||
 			      parse_count("--kernels", optarg, 1, UINT64_C(1) << 32, &o.kernels);
+			break;
+		case O_LIVE:
+			err = only_for("--live", "overhead", is_overhead) || parse_live(optarg, &o);
+			break;
+		case O_PLACEMENT:
+			err = only_for("--placement", "overhead", is_overhead) ||
+			      parse_placement(optarg, &o.placements);
 			break;
 		case O_BUFFER_BYTES:
 			/* At most 1 TiB: buffers x bytes must not overflow. */

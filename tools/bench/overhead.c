@@ -1,15 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dao-bench overhead: what libdao adds to each kernel when nothing has to
- * move. Empty kernels with four resident operands, with few and with many
- * live buffers (the table must not slow down as it grows), beside a plain
- * indirect call of the same function. Pipelined: launches back to back and
- * one dao_sync; synchronous: every launch waits for its kernel, the full
- * path from submission to completion (1/100 as many kernels).
+ * move. Empty kernels with four resident operands, with 10^3 to 10^6 live
+ * buffers (the table must not slow down as it grows), beside a plain
+ * indirect call of the same function, and what creating a buffer costs.
+ * Pipelined: launches back to back and one dao_sync; synchronous: every
+ * launch waits for its kernel, the full path from submission to completion
+ * (1/100 as many kernels).
+ *
+ * Each row runs in two placements, because a hand-off between threads
+ * costs very different amounts in each: "split", the job thread and
+ * libdao's threads on two different CPUs (every hand-off crosses CPUs), and
+ * "shared", all of them on one CPU. Placement is set with affinity masks
+ * alone: libdao's threads inherit the mask of the thread that opens the
+ * context, so the job thread opens on one CPU and then moves to another.
  */
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 
@@ -23,11 +33,13 @@
 #define LIVE_BUFFER_BYTES 256
 
 struct overhead_row {
+	enum bench_placement placement;
 	uint64_t live_buffers;
 	uint64_t kernels;
 	double ns_per_kernel;      /* queued back to back, one dao_sync at the end */
 	double ns_per_kernel_sync; /* each launch followed by dao_sync */
 	double ns_per_call;        /* the kernel function called directly */
+	double ns_per_create;      /* dao_buffer_create, while the live buffers were made */
 	uint64_t moved;            /* fetches + evictions while measuring: should be 0 */
 };
 
@@ -81,7 +93,65 @@ static dao_status launch_many(dao_ctx ctx, const dao_operand *ops, uint64_t n, b
 	return st == DAO_OK ? dao_sync(ctx) : st;
 }
 
-static int measure(uint64_t live, uint64_t kernels, struct overhead_row *row)
+/* The two CPUs the placements use, and the mask to return to. */
+struct cpu_pair {
+	cpu_set_t all;
+	int a, b; /* b < 0: only one CPU is allowed, no split placement */
+};
+
+static void cpu_pair_init(struct cpu_pair *p)
+{
+	p->a = p->b = -1;
+	if (sched_getaffinity(0, sizeof(p->all), &p->all)) {
+		CPU_ZERO(&p->all);
+		return;
+	}
+	for (int c = 0; c < CPU_SETSIZE && p->b < 0; c++) {
+		if (!CPU_ISSET(c, &p->all))
+			continue;
+		if (p->a < 0)
+			p->a = c;
+		else
+			p->b = c;
+	}
+}
+
+static int pin_to(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one);
+}
+
+/* Open the context so that libdao's threads (created by dao_open, with the
+ * opener's mask) land where the placement wants them. */
+static dao_status placed_open(const struct cpu_pair *cpus, enum bench_placement where,
+			      dao_ctx *ctx)
+{
+	dao_status st;
+
+	if (cpus->a < 0)
+		return bench_open(0, DAO_POLICY_DEFAULT, ctx);
+	if (pin_to(where == BENCH_SPLIT ? cpus->b : cpus->a))
+		return DAO_ERR_INVALID;
+	st = bench_open(0, DAO_POLICY_DEFAULT, ctx);
+	if (st == DAO_OK && where == BENCH_SPLIT && pin_to(cpus->a)) {
+		dao_close(*ctx, NULL);
+		st = DAO_ERR_INVALID;
+	}
+	return st;
+}
+
+static void placed_restore(const struct cpu_pair *cpus)
+{
+	if (cpus->a >= 0)
+		sched_setaffinity(0, sizeof(cpus->all), &cpus->all);
+}
+
+static int measure(const struct cpu_pair *cpus, uint64_t live, uint64_t kernels,
+		   struct overhead_row *row)
 {
 	static const uint8_t zeros[LIVE_BUFFER_BYTES];
 	dao_operand ops[OPERANDS];
@@ -96,17 +166,19 @@ static int measure(uint64_t live, uint64_t kernels, struct overhead_row *row)
 		fprintf(stderr, "dao-bench: out of memory for %" PRIu64 " handles\n", live);
 		return 1;
 	}
-	st = bench_open(0, DAO_POLICY_DEFAULT, &ctx);
+	st = placed_open(cpus, row->placement, &ctx);
 	if (st != DAO_OK) {
 		free(bufs);
 		return bench_fail("dao_open", st);
 	}
 	what = "dao_buffer_create";
+	t0 = bench_now_ns();
 	for (; created < live; created++) {
 		st = dao_buffer_create(ctx, LIVE_BUFFER_BYTES, &bufs[created]);
 		if (st != DAO_OK)
 			goto out;
 	}
+	row->ns_per_create = (double)(bench_now_ns() - t0) / (double)live;
 	/* Operands spread over the table, not its first slots. */
 	for (int i = 0; i < OPERANDS; i++) {
 		ops[i].buf = bufs[(live - 1) * (uint64_t)i / (OPERANDS - 1)];
@@ -163,47 +235,70 @@ static int measure(uint64_t live, uint64_t kernels, struct overhead_row *row)
 	}
 out:
 	bench_close(ctx, bufs, created, &st, &what);
+	placed_restore(cpus);
 	free(bufs);
 	return st == DAO_OK ? 0 : bench_fail(what, st);
 }
 
+static const char *placement_name(enum bench_placement p)
+{
+	return p == BENCH_SPLIT ? "split" : "shared";
+}
+
 int bench_overhead(const struct bench_options *o)
 {
-	static const uint64_t live[] = { 1000, 1000000 };
-	struct overhead_row rows[sizeof(live) / sizeof(live[0])] = { 0 };
-	size_t n = sizeof(live) / sizeof(live[0]);
+	struct overhead_row rows[2 * BENCH_MAX_LIVE] = { 0 };
+	struct cpu_pair cpus;
+	size_t n = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (measure(live[i], o->kernels, &rows[i]))
-			return 1;
-		if (rows[i].moved)
-			fprintf(stderr,
-				"dao-bench: warning: %" PRIu64 " fetches or evictions while "
-				"measuring %" PRIu64 " live buffers: operands were not all resident\n",
-				rows[i].moved, rows[i].live_buffers);
+	cpu_pair_init(&cpus);
+	for (int p = BENCH_SPLIT; p <= BENCH_SHARED; p++) {
+		if (!(o->placements & (1u << p)))
+			continue;
+		if (p == BENCH_SPLIT && cpus.b < 0) {
+			fprintf(stderr, "dao-bench: one CPU allowed: no split placement\n");
+			continue;
+		}
+		for (size_t i = 0; i < o->nlive; i++, n++) {
+			rows[n].placement = (enum bench_placement)p;
+			if (measure(&cpus, o->live[i], o->kernels, &rows[n]))
+				return 1;
+			if (rows[n].moved)
+				fprintf(stderr,
+					"dao-bench: warning: %" PRIu64 " fetches or evictions while "
+					"measuring %" PRIu64 " live buffers: operands were not all "
+					"resident\n",
+					rows[n].moved, rows[n].live_buffers);
+		}
 	}
 	if (o->json) {
 		printf("[");
 		for (size_t i = 0; i < n; i++)
-			printf("%s{\"live_buffers\":%" PRIu64 ",\"operands\":%d,\"kernels\":%" PRIu64
+			printf("%s{\"placement\":\"%s\",\"live_buffers\":%" PRIu64
+			       ",\"operands\":%d,\"kernels\":%" PRIu64
 			       ",\"ns_per_kernel\":%.1f,\"ns_per_kernel_sync\":%.1f"
-			       ",\"ns_per_call\":%.2f}",
-			       i ? "," : "", rows[i].live_buffers, OPERANDS, rows[i].kernels,
+			       ",\"ns_per_call\":%.2f,\"ns_per_create\":%.1f}",
+			       i ? "," : "", placement_name(rows[i].placement),
+			       rows[i].live_buffers, OPERANDS, rows[i].kernels,
 			       rows[i].ns_per_kernel, rows[i].ns_per_kernel_sync,
-			       rows[i].ns_per_call);
+			       rows[i].ns_per_call, rows[i].ns_per_create);
 		printf("]\n");
 		return 0;
 	}
 	printf("empty kernels, %d resident operands, host backend, %" PRIu64
 	       " kernels per run\n\n",
 	       OPERANDS, o->kernels);
-	printf("%14s %22s %22s %16s\n", "live buffers", "ns/kernel (pipelined)",
-	       "ns/kernel (+dao_sync)", "ns/plain call");
+	printf("%-9s %12s %22s %22s %14s %14s\n", "placement", "live buffers",
+	       "ns/kernel (pipelined)", "ns/kernel (+dao_sync)", "ns/plain call", "ns/create");
 	for (size_t i = 0; i < n; i++)
-		printf("%14" PRIu64 " %22.1f %22.1f %16.2f\n", rows[i].live_buffers,
-		       rows[i].ns_per_kernel, rows[i].ns_per_kernel_sync, rows[i].ns_per_call);
+		printf("%-9s %12" PRIu64 " %22.1f %22.1f %14.2f %14.1f\n",
+		       placement_name(rows[i].placement), rows[i].live_buffers,
+		       rows[i].ns_per_kernel, rows[i].ns_per_kernel_sync, rows[i].ns_per_call,
+		       rows[i].ns_per_create);
 	printf("\npipelined: launches back to back, one dao_sync at the end;\n"
 	       "+dao_sync: each launch waits for its kernel (submission to completion);\n"
-	       "best of %d runs each.\n", REPEATS);
+	       "split: the job thread and libdao's threads on two CPUs (CPU %d and %d);\n"
+	       "shared: all of them on CPU %d; best of %d runs each.\n",
+	       cpus.a, cpus.b, cpus.a, REPEATS);
 	return 0;
 }

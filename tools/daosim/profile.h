@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim.h"
-#include "trace.h"
+#include "backend/sim.h"
+#include "trace/trace.h"
 
 /* A stretch between two consecutive kernel accesses of one buffer: keeping
  * the buffer on the device across it saves a copy. */

@@ -10,8 +10,8 @@
 
 #include "dao.h"
 #include "profile.h"
-#include "sim.h"
-#include "trace.h"
+#include "backend/sim.h"
+#include "trace/trace.h"
 
 struct replay_opts {
 	dao_policy policy;

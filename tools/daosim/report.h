@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "replay.h"
-#include "sim.h"
+#include "backend/sim.h"
 
 #define DAOSIM_POLICIES 4
 

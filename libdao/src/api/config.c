@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.c - the configuration a context opens with: struct fields first,
+ * then the environment for what the struct leaves unset, then defaults.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "base/log.h"
+
+void dao_config_init(dao_config *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
+}
+
+dao_status dao_parse_size(const char *text, uint64_t *bytes)
+{
+	unsigned long long v;
+	char *end;
+	unsigned shift = 0;
+
+	if (!text || !bytes)
+		return DAO_ERR_NULL;
+	while (isspace((unsigned char)*text))
+		text++;
+	if (!isdigit((unsigned char)*text))
+		return DAO_ERR_FORMAT;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno == ERANGE)
+		return DAO_ERR_OVERFLOW;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (shift && (*end == 'i' || *end == 'I'))
+		end++;
+	if (shift && (*end == 'b' || *end == 'B'))
+		end++;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return DAO_ERR_FORMAT;
+	if (shift && v > (UINT64_MAX >> shift))
+		return DAO_ERR_OVERFLOW;
+	*bytes = (uint64_t)v << shift;
+	return DAO_OK;
+}
+
+/* "N%" -> percent, else a size. */
+static dao_status parse_budget(const char *text, uint64_t *bytes, uint32_t *percent)
+{
+	size_t n = strlen(text);
+	char *end;
+	unsigned long p;
+
+	if (n > 1 && text[n - 1] == '%') {
+		if (!isdigit((unsigned char)text[0]))
+			return DAO_ERR_FORMAT;
+		errno = 0;
+		p = strtoul(text, &end, 10);
+		if (errno || end != text + n - 1 || p == 0 || p > 100)
+			return DAO_ERR_FORMAT;
+		*percent = (uint32_t)p;
+		*bytes = 0;
+		return DAO_OK;
+	}
+	*percent = 0;
+	return dao_parse_size(text, bytes);
+}
+
+uint64_t config_percent_of(uint64_t total, uint32_t percent)
+{
+	return (uint64_t)((unsigned __int128)total * percent / 100);
+}
+
+static int lookup(const char *text, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && !strcmp(text, names[i]))
+			return i;
+	return -1;
+}
+
+static dao_status env_error(const char *var, const char *val)
+{
+	dao_err("%s=\"%s\" is not valid", var, val);
+	return DAO_ERR_CONFIG;
+}
+
+dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
+{
+	static const char *const backends[] = { NULL, "auto", "host", "cuda-managed", "cuda-explicit" };
+	static const char *const policies[] = { NULL, "dao", "belady", "lru", "fifo" };
+	static const char *const levels[] = { NULL, "silent", "error", "warn", "info", "debug" };
+	dao_config def;
+	const char *v;
+	int i;
+
+	if (!cfg) {
+		dao_config_init(&def);
+		cfg = &def;
+	}
+	memset(o, 0, sizeof(*o));
+	if (cfg->size != sizeof(*cfg) || cfg->flags & ~DAO_CONFIG_FLAGS_ALL ||
+	    (unsigned)cfg->backend > DAO_BACKEND_CUDA_EXPLICIT ||
+	    (unsigned)cfg->policy > DAO_POLICY_FIFO || (unsigned)cfg->log_level > DAO_LOG_DEBUG ||
+	    cfg->lookahead > DAO_MAX_LOOKAHEAD || cfg->device_budget_percent > 100 ||
+	    cfg->reserved0 || cfg->device_budget >= (1ull << 63) || cfg->host_budget >= (1ull << 63))
+		return DAO_ERR_CONFIG;
+	o->flags = cfg->flags;
+
+	o->log_level = cfg->log_level;
+	if (!o->log_level && (v = getenv("DAO_LOG")) && *v) {
+		if ((i = lookup(v, levels, 6)) <= 0)
+			return env_error("DAO_LOG", v);
+		o->log_level = (dao_log_level)i;
+	}
+	if (!o->log_level)
+		o->log_level = DAO_LOG_WARN;
+
+	o->backend = cfg->backend;
+	if (!o->backend && (v = getenv("DAO_BACKEND")) && *v) {
+		if ((i = lookup(v, backends, 5)) <= 0)
+			return env_error("DAO_BACKEND", v);
+		o->backend = (dao_backend_kind)i;
+	}
+	o->backend_explicit = o->backend > DAO_BACKEND_AUTO;
+	if (!o->backend)
+		o->backend = DAO_BACKEND_AUTO;
+
+	o->policy = cfg->policy;
+	if (!o->policy && (v = getenv("DAO_POLICY")) && *v) {
+		if ((i = lookup(v, policies, 5)) <= 0)
+			return env_error("DAO_POLICY", v);
+		o->policy = (dao_policy)i;
+	}
+	o->policy_explicit = o->policy != DAO_POLICY_DEFAULT;
+	if (!o->policy)
+		o->policy = DAO_POLICY_DAO;
+
+	o->lookahead = cfg->lookahead;
+	if (!o->lookahead && (v = getenv("DAO_LOOKAHEAD")) && *v) {
+		uint64_t n;
+
+		if (dao_parse_size(v, &n) != DAO_OK || n == 0 || n > DAO_MAX_LOOKAHEAD)
+			return env_error("DAO_LOOKAHEAD", v);
+		o->lookahead = (uint32_t)n;
+	}
+	if (!o->lookahead)
+		o->lookahead = 64;
+
+	o->device_budget = cfg->device_budget;
+	o->device_budget_percent = cfg->device_budget ? 0 : cfg->device_budget_percent;
+	if (!o->device_budget && !o->device_budget_percent && (v = getenv("DAO_DEVICE_BUDGET")) &&
+	    *v) {
+		if (parse_budget(v, &o->device_budget, &o->device_budget_percent) != DAO_OK ||
+		    (!o->device_budget && !o->device_budget_percent) ||
+		    o->device_budget >= (1ull << 63))
+			return env_error("DAO_DEVICE_BUDGET", v);
+	}
+	o->budget_explicit = o->device_budget || o->device_budget_percent;
+	if (!o->budget_explicit)
+		o->device_budget_percent = 50;
+
+	o->host_budget = cfg->host_budget;
+	if (!o->host_budget && (v = getenv("DAO_HOST_BUDGET")) && *v) {
+		if (parse_budget(v, &o->host_budget, &o->host_budget_percent) != DAO_OK ||
+		    (!o->host_budget && !o->host_budget_percent) || o->host_budget >= (1ull << 63))
+			return env_error("DAO_HOST_BUDGET", v);
+	}
+	if (!o->host_budget && !o->host_budget_percent)
+		o->host_budget_percent = 100;
+
+	v = cfg->trace_path;
+	if (!v)
+		v = getenv("DAO_TRACE");
+	if (v && *v) {
+		if (strlen(v) >= sizeof(o->trace_path))
+			return DAO_ERR_CONFIG;
+		strcpy(o->trace_path, v);
+	}
+	v = cfg->job_name;
+	if (!v)
+		v = getenv("DAO_JOB");
+	if (v && *v)
+		snprintf(o->job_name, sizeof(o->job_name), "%s", v);
+	return DAO_OK;
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * submit.c - the job's side: queueing kernels and host accesses, appending
+ * each one's uses to the access-pattern table, waiting where the API blocks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "base/log.h"
+#include "trace/trace_writer.h"
+
+void queue_push(struct device *d, struct op *op)
+{
+	op->seq = d->next_seq++;
+	op->next = NULL;
+	if (d->qtail)
+		d->qtail->next = op;
+	else
+		d->qhead = op;
+	d->qtail = op;
+	d->queued++;
+	if (op->ctx)
+		op->ctx->queued++;
+	if (op->blocking)
+		d->flush++;
+	if (!d->pf_op) {
+		d->pf_op = op;
+		d->pf_idx = 0;
+	}
+	if (d->exec_waiting)
+		pthread_cond_signal(&d->work_cv);
+}
+
+void wait_done(struct device *d)
+{
+	d->done_waiters++;
+	pthread_cond_wait(&d->done_cv, &d->mu);
+	d->done_waiters--;
+}
+
+void queue_wait_turn(struct device *d)
+{
+	if (!(d->flags & DAO_CONFIG_DETERMINISTIC))
+		return;
+	/* The executor runs whenever the window is full or someone waits:
+	 * let it reach that point before the job changes anything. */
+	while (d->executing || queue_window_full(d) || (d->qhead && d->flush))
+		wait_done(d);
+}
+
+dao_status op_wait(struct device *d, struct op *op)
+{
+	while (!op->done)
+		wait_done(d);
+	return op->result;
+}
+
+void trace_buffer_once(struct device *d, struct rec *r)
+{
+	if (!d->trace || r->traced)
+		return;
+	r->traced = true;
+	dao_trace_writer_buffer(d->trace, r->id, r->size, r->label[0] ? "buf" : NULL,
+				r->label[0] ? r->label : NULL);
+}
+
+/* Append op's uses to each record's list of upcoming uses. */
+static void table_append(struct device *d, struct op *op)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct opnd *u = &op->opnd[i];
+		struct rec *r = u->rec;
+
+		u->op = op;
+		u->next_use = NULL;
+		if (r->use_tail) {
+			r->use_tail->next_use = u;
+		} else {
+			r->use_head = u;
+			/* Its next use just became known: re-rank it. */
+			if (r->blk && !r->pin)
+				victim_update(d, r);
+		}
+		r->use_tail = u;
+	}
+}
+
+static void trace_kernel(struct device *d, const struct op *op)
+{
+	uint64_t stackbuf[3 * 16], *ids = stackbuf;
+	size_t n[4] = { 0 };
+
+	if (op->nopnd > 16 && !(ids = malloc(3 * op->nopnd * sizeof(*ids)))) {
+		dao_err("out of memory writing the trace");
+		return;
+	}
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+		unsigned m = op->opnd[i].mode;
+
+		trace_buffer_once(d, r);
+		ids[(m - 1) * op->nopnd + n[m]++] = r->id;
+	}
+	dao_trace_writer_kernel(d->trace, op->name, op->flops, ids, n[MODE_R],
+				ids + op->nopnd, n[MODE_W], ids + 2 * op->nopnd, n[MODE_RW]);
+	if (ids != stackbuf)
+		free(ids);
+}
+
+static dao_status context_usable(struct ctx *c)
+{
+	if (c->failure || c->dev->failure)
+		return DAO_ERR_FAILED;
+	return DAO_OK;
+}
+
+dao_status dao_launch(dao_ctx ctx, dao_kernel_fn fn, void *user, const dao_operand *ops,
+		      size_t count)
+{
+	return dao_launch_named(ctx, NULL, 0, fn, user, ops, count);
+}
+
+dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_kernel_fn fn,
+			    void *user, const dao_operand *ops, size_t count)
+{
+	struct ctx *c;
+	struct device *d;
+	struct op *op;
+	struct slot *s;
+	size_t namelen = name ? strnlen(name, 255) : 0;
+	size_t bytes;
+	uint64_t need = 0;
+	uint32_t nopnd = 0;
+	dao_status st;
+	char *p;
+
+	if (count && !ops)
+		return DAO_ERR_NULL;
+	if (count > DAO_MAX_OPERANDS)
+		return DAO_ERR_INVALID;
+	for (size_t i = 0; i < count; i++)
+		if (ops[i].mode != DAO_R && ops[i].mode != DAO_W && ops[i].mode != DAO_RW)
+			return DAO_ERR_INVALID;
+	bytes = sizeof(*op) + count * (sizeof(struct karg) + sizeof(struct opnd) + sizeof(void *) +
+				       sizeof(uint64_t)) + namelen + 1;
+	op = calloc(1, bytes);
+	if (!op)
+		return DAO_ERR_NOMEM;
+	op->args = (struct karg *)(op + 1);
+	op->opnd = (struct opnd *)(op->args + count);
+	op->ptrs = (void **)(op->opnd + count);
+	op->sizes = (uint64_t *)(op->ptrs + count);
+	p = (char *)(op->sizes + count);
+	if (name)
+		memcpy(p, name, namelen);
+	p[namelen] = 0;
+	op->name = name ? p : NULL;
+
+	st = ctx_enter(h, &c);
+	if (st != DAO_OK) {
+		free(op);
+		return st;
+	}
+	d = c->dev;
+	/* Bounded run-ahead: the lookahead window. */
+	while ((st = context_usable(c)) == DAO_OK && c->queued > d->lookahead)
+		wait_done(d);
+	if (st == DAO_OK)
+		queue_wait_turn(d);
+	d->stamp++;
+	for (size_t i = 0; st == DAO_OK && i < count; i++) {
+		struct rec *r;
+		uint8_t m = (uint8_t)ops[i].mode;
+
+		st = slot_lookup(c, ops[i].buf, &s);
+		if (st != DAO_OK)
+			break;
+		r = s->rec;
+		/* Overwriting part of a buffer preserves the rest: for the
+		 * owner that is an update. */
+		if (m == MODE_W && (s->off != 0 || s->len != r->size))
+			m = MODE_RW;
+		if (r->stamp != d->stamp) {
+			r->stamp = d->stamp;
+			r->stamp_idx = nopnd;
+			op->opnd[nopnd++] = (struct opnd){ .rec = r, .mode = 0 };
+			need += r->asize;
+		}
+		op->opnd[r->stamp_idx].mode |= m;
+		op->args[i] = (struct karg){ .rec = r, .off = s->off, .len = s->len };
+		op->sizes[i] = s->len;
+	}
+	if (st == DAO_OK && need > d->budget) {
+		dao_err("kernel %s needs %llu bytes of operands, more than the device budget of %llu",
+			name ? name : "(unnamed)", (unsigned long long)need,
+			(unsigned long long)d->budget);
+		st = DAO_ERR_BUDGET;
+	}
+	if (st != DAO_OK) {
+		ctx_leave(c);
+		free(op);
+		return st;
+	}
+	op->kind = OP_KERNEL;
+	op->ctx = c;
+	op->fn = fn;
+	op->user = user;
+	op->flops = flops;
+	op->nargs = (uint32_t)count;
+	op->nopnd = nopnd;
+	queue_push(d, op);
+	table_append(d, op);
+	if (d->trace)
+		trace_kernel(d, op);
+	ctx_leave(c);
+	return DAO_OK;
+}
+
+/* A blocking host access to [off, off + len) of a buffer or view. */
+static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_t off, void *mem,
+			      uint64_t len)
+{
+	struct opnd one = { 0 };
+	struct op op = { .kind = kind, .blocking = true, .opnd = &one, .nopnd = 1 };
+	struct ctx *c;
+	struct slot *s;
+	uint64_t end;
+	dao_status st;
+
+	if (len && !mem)
+		return DAO_ERR_NULL;
+	st = ctx_enter(h, &c);
+	if (st != DAO_OK)
+		return st;
+	st = context_usable(c);
+	if (st == DAO_OK)
+		st = slot_lookup(c, buf, &s);
+	if (st == DAO_OK && __builtin_add_overflow(off, len, &end))
+		st = DAO_ERR_OVERFLOW;
+	if (st == DAO_OK && end > s->len)
+		st = DAO_ERR_RANGE;
+	if (st != DAO_OK || !len) {
+		ctx_leave(c);
+		return st;
+	}
+	one.rec = s->rec;
+	one.mode = kind == OP_READ ? MODE_R
+		   : (s->off + off == 0 && len == s->rec->size) ? MODE_W
+								   : MODE_RW;
+	op.ctx = c;
+	op.off = s->off + off;
+	op.len = len;
+	op.mem = mem;
+	queue_push(c->dev, &op);
+	table_append(c->dev, &op);
+	st = op_wait(c->dev, &op);
+	ctx_leave(c);
+	return st;
+}
+
+dao_status dao_write(dao_ctx ctx, dao_buf buf, uint64_t offset, const void *src, uint64_t len)
+{
+	return host_access(ctx, OP_WRITE, buf, offset, (void *)src, len);
+}
+
+dao_status dao_read(dao_ctx ctx, dao_buf buf, uint64_t offset, void *dst, uint64_t len)
+{
+	return host_access(ctx, OP_READ, buf, offset, dst, len);
+}
+
+dao_status dao_sync(dao_ctx h)
+{
+	struct op op = { .kind = OP_SYNC, .blocking = true };
+	struct ctx *c;
+	dao_status st = ctx_enter(h, &c);
+
+	if (st != DAO_OK)
+		return st;
+	op.ctx = c;
+	queue_push(c->dev, &op);
+	op_wait(c->dev, &op);
+	st = c->failure ? c->failure : c->dev->failure;
+	ctx_leave(c);
+	return st;
+}
+
+dao_status dao_iteration(dao_ctx h)
+{
+	struct ctx *c;
+	struct op *op = calloc(1, sizeof(*op));
+	dao_status st;
+
+	if (!op)
+		return DAO_ERR_NOMEM;
+	st = ctx_enter(h, &c);
+	if (st != DAO_OK) {
+		free(op);
+		return st;
+	}
+	op->kind = OP_ITER;
+	op->ctx = c;
+	queue_wait_turn(c->dev);
+	queue_push(c->dev, op);
+	if (c->dev->trace)
+		dao_trace_writer_iteration(c->dev->trace, c->dev->trace_iter++);
+	ctx_leave(c);
+	return DAO_OK;
+}
+
+dao_status dao_stats_get(dao_ctx h, dao_stats *out)
+{
+	struct ctx *c;
+	dao_status st;
+
+	if (!out)
+		return DAO_ERR_NULL;
+	st = ctx_enter(h, &c);
+	if (st != DAO_OK)
+		return st;
+	*out = c->dev->stats;
+	out->device_bytes = c->dev->arena.used;
+	out->peak_device_bytes = c->dev->arena.peak;
+	ctx_leave(c);
+	return DAO_OK;
+}
+
+dao_status dao_info_get(dao_ctx h, dao_info *out)
+{
+	struct ctx *c;
+	struct device *d;
+	dao_status st;
+
+	if (!out)
+		return DAO_ERR_NULL;
+	st = ctx_enter(h, &c);
+	if (st != DAO_OK)
+		return st;
+	d = c->dev;
+	*out = (dao_info){
+		.backend = d->kind,
+		.policy = d->policy,
+		.lookahead = d->lookahead,
+		.flags = d->flags,
+		.device_budget = d->budget,
+		.host_budget = d->host_budget,
+		.device_memory = d->be->device_memory,
+		.backend_name = d->be->ops->name,
+		.policy_name = dao_policy_name(d->policy),
+	};
+	ctx_leave(c);
+	return DAO_OK;
+}

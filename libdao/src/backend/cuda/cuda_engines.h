@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cuda_engines.h - the three engines of backend.h as CUDA streams. Each
+ * submission ends with an event from a ring, so a fence (one sequence
+ * number per engine) maps to at most three events: another stream waits
+ * on them with cudaStreamWaitEvent, the executor with cudaEventSynchronize.
+ * Nothing synchronises the whole device.
+ *
+ * Every CUDA call is checked; the first failure is logged and kept, and
+ * from then on every wait returns it (the context fails, nothing hangs).
+ * Used by the executor thread only.
+ */
+#ifndef DAO_CUDA_ENGINES_H
+#define DAO_CUDA_ENGINES_H
+
+#include <cuda_runtime.h>
+#include <stdbool.h>
+
+#include "backend/backend.h"
+
+/* Submissions in flight per engine before a new one waits for the oldest. */
+#define CU_EVENTS 1024u
+
+struct cu_engine {
+	cudaStream_t stream;
+	cudaEvent_t ev[CU_EVENTS]; /* ev[seq % CU_EVENTS] ends submission seq */
+	uint64_t submitted;
+	uint64_t done; /* every submission up to here has completed */
+};
+
+struct cu_engines {
+	int device;
+	struct cu_engine e[DAO_ENGINES];
+	dao_status failure;
+	bool ready; /* streams and events exist */
+};
+
+/* Whether err is cudaSuccess; otherwise log "what" with CUDA's reason. */
+bool cu_ok(cudaError_t err, const char *what);
+/* cu_ok, and a failure makes the engines fail for good. */
+bool cu_note(struct cu_engines *g, cudaError_t err, const char *what);
+
+dao_status cu_engines_init(struct cu_engines *g, int device);
+/* Waits for everything submitted, then frees streams and events. */
+void cu_engines_fini(struct cu_engines *g);
+
+/* Make the calling thread use the engines' device (once per thread). */
+bool cu_bind(struct cu_engines *g);
+/* Make engine e's stream wait for fence f. */
+void cu_order(struct cu_engines *g, enum dao_engine e, const dao_fence *f);
+/* End the latest submission on e: its sequence number. */
+uint64_t cu_record(struct cu_engines *g, enum dao_engine e);
+/* Block until fence f is reached; the first failure seen, else DAO_OK. */
+dao_status cu_wait(struct cu_engines *g, const dao_fence *f);
+
+/* backend_ops entries shared by both CUDA backends; be must start with a
+ * struct cu_backend. */
+struct cu_backend {
+	struct dao_backend base;
+	struct cu_engines eng;
+};
+dao_status cu_kernel(struct dao_backend *be, const struct dao_kernel_run *k,
+		     const dao_fence *after, uint64_t *seq);
+dao_status cu_backend_wait(struct dao_backend *be, const dao_fence *f);
+uint64_t cu_last_stall_ns(struct dao_backend *be);
+
+/* Device memory now: free and total bytes. */
+bool cu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
+
+/* Backend constructors (cuda_explicit.c, cuda_managed.c); the device is
+ * current on the calling thread, the budget checked against free memory. */
+dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget,
+			      struct dao_backend **out);
+dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64_t free_bytes,
+			     struct dao_backend **out);
+
+#endif /* DAO_CUDA_ENGINES_H */

@@ -1,0 +1,642 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * residency.c - what moves where: reserving device space (evicting by the
+ * policy's order), fetching, writing back, prefetching along the window,
+ * host accesses, freeing. Runs on the executor with dev->mu held.
+ *
+ * A record's data is in one of three places: the device copy (dev_valid),
+ * the host copy (host_valid; for a buffer never touched, "the job's initial
+ * contents", still to be allocated), or nowhere when the next access
+ * overwrites it whole. Dirty = valid on the device only.
+ */
+#include <string.h>
+
+#include "core/core.h"
+#include "base/log.h"
+
+dao_status res_wait(struct device *d, const dao_fence *f)
+{
+	dao_status st;
+
+	pthread_mutex_unlock(&d->mu);
+	st = d->be->ops->wait(d->be, f);
+	pthread_mutex_lock(&d->mu);
+	if (st != DAO_OK && !d->failure)
+		d->failure = st;
+	return st;
+}
+
+static dao_status ensure_host(struct device *d, struct rec *r)
+{
+	dao_status st;
+
+	if (r->host || !d->be->holds_data || !r->size)
+		return DAO_OK;
+	st = d->be->ops->host_alloc(d->be, r->size, &r->host, &r->pin_handle);
+	if (st == DAO_OK) {
+		d->stats.host_bytes += r->size;
+		if (r->pin_handle)
+			d->stats.pinned_bytes += r->size;
+	}
+	return st;
+}
+
+static uint64_t copy(struct device *d, enum dao_engine e, struct rec *r, const dao_fence *after)
+{
+	uint64_t seq = d->be->ops->copy(d->be, e, r->blk->off, r->host, r->size, after);
+
+	dao_fence_add(&d->issued, e, seq);
+	return seq;
+}
+
+/* Copy the device copy back to the host copy; the record stays resident. */
+static dao_status write_back(struct device *d, struct rec *r)
+{
+	dao_fence after = r->busy;
+	dao_status st = ensure_host(d, r);
+	uint64_t seq;
+
+	if (st != DAO_OK)
+		return st;
+	dao_fence_join(&after, &r->ready);
+	dao_fence_join(&after, &r->host_busy);
+	seq = copy(d, DAO_ENGINE_D2H, r, &after);
+	dao_fence_add(&r->host_busy, DAO_ENGINE_D2H, seq);
+	dao_fence_add(&r->busy, DAO_ENGINE_D2H, seq);
+	r->host_valid = true;
+	d->stats.writebacks++;
+	d->stats.d2h_bytes += r->size;
+	return DAO_OK;
+}
+
+/* Whether the contents must survive an eviction. */
+static bool data_needed(const struct rec *r)
+{
+	if (r->use_head)
+		return r->use_head->mode != MODE_W;
+	return !r->released;
+}
+
+/* How far ahead of execution the executor fetches and cleans, in bytes.
+ * Fetching earlier than needed to hide the copy only makes it decide with
+ * staler next-use information (and so move more); a few of the largest
+ * buffers keep the copy engines busy. */
+static bool ahead_allowed(const struct device *d, const struct rec *r)
+{
+	uint64_t cap = d->budget / 64;
+
+	if (cap < 3 * r->asize)
+		cap = 3 * r->asize;
+	return !d->pf_bytes || d->pf_bytes + r->asize <= cap;
+}
+
+static uint64_t ahead_cap(const struct device *d)
+{
+	return d->budget / 64;
+}
+
+/* How many queued ops a prefetch looks through before deciding. */
+#define PREFETCH_SCAN_OPS 256
+
+static uint64_t best_after(struct device *d, const struct op *op, uint64_t best)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		const struct opnd *u = &op->opnd[i];
+
+		if (u->rec->blk) {
+			uint64_t k = victim_key_after(d, u);
+
+			if (k > best)
+				best = k;
+		}
+	}
+	return best;
+}
+
+/*
+ * The best victim that a resident record used before `target` will be once
+ * that use is done (the running op's operands included). Fetching for
+ * target now by evicting a worse victim would be harm Belady would not do
+ * at target's turn: then wait.
+ */
+static uint64_t best_victim_before(struct device *d, const struct op *target)
+{
+	uint64_t best = d->pinned_op ? best_after(d, d->pinned_op, 0) : 0;
+	unsigned n = 0;
+
+	for (const struct op *op = d->qhead; op && op != target && n < PREFETCH_SCAN_OPS;
+	     op = op->next, n++)
+		best = best_after(d, op, best);
+	return best;
+}
+
+static void forget_ahead(struct device *d, struct rec *r)
+{
+	if (r->ahead) {
+		r->ahead = false;
+		d->pf_bytes -= r->asize;
+	}
+}
+
+static void forget_cleaned(struct device *d, struct rec *r)
+{
+	if (r->cleaned) {
+		r->cleaned = false;
+		d->clean_bytes -= r->asize;
+	}
+}
+
+static void drop_block(struct device *d, struct rec *r)
+{
+	dao_fence f = r->busy;
+
+	forget_ahead(d, r);
+	forget_cleaned(d, r);
+
+	dao_fence_join(&f, &r->ready);
+	arena_free(&d->arena, r->blk, &f);
+	r->blk = NULL;
+	r->dev_valid = false;
+}
+
+/*
+ * Unified backends: let the range's pages go without moving its bytes
+ * (engine D2H: to the host, H2D: onto the device). The contents are dead
+ * from then on, on both sides.
+ */
+static dao_status discard(struct device *d, struct rec *r, enum dao_engine e)
+{
+	dao_fence after = r->ready;
+	dao_status st = ensure_host(d, r);
+	uint64_t seq;
+
+	if (st != DAO_OK)
+		return st;
+	dao_fence_join(&after, &r->busy);
+	dao_fence_join(&after, &r->host_busy);
+	seq = d->be->ops->discard(d->be, e, r->host, r->size, &after);
+	dao_fence_add(&d->issued, e, seq);
+	dao_fence_add(&r->ready, e, seq);
+	dao_fence_add(&r->busy, e, seq);
+	dao_fence_add(&r->host_busy, e, seq);
+	r->host_valid = false;
+	return DAO_OK;
+}
+
+/*
+ * Take r's contents off the device, before its space is given back;
+ * *moved tells whether that copies bytes. On a unified backend the device
+ * copy is the host copy's pages: a clean drop is no drop at all, so
+ * whatever is still needed migrates back and the rest is discarded.
+ */
+static dao_status vacate(struct device *d, struct rec *r, bool *moved)
+{
+	dao_status st = DAO_OK;
+
+	*moved = false;
+	if (d->be->unified) {
+		if (r->dev_valid && data_needed(r)) {
+			st = write_back(d, r);
+			*moved = true;
+		} else {
+			st = discard(d, r, DAO_ENGINE_D2H);
+		}
+	} else if (rec_dirty(r)) {
+		if (data_needed(r)) {
+			st = write_back(d, r);
+			*moved = true;
+		} else {
+			r->host_valid = false; /* dead data: nothing to keep */
+		}
+	}
+	return st;
+}
+
+/* The prefetch cursor may have passed use u: rewind to it. */
+static void rewind_prefetch(struct device *d, const struct opnd *u)
+{
+	if (u && (!d->pf_op || u->op->seq < d->pf_op->seq)) {
+		d->pf_op = u->op;
+		d->pf_idx = 0;
+	}
+}
+
+static dao_status evict(struct device *d, struct rec *r)
+{
+	bool moved;
+	dao_status st = vacate(d, r, &moved);
+
+	if (st != DAO_OK)
+		return st;
+	if (!moved)
+		d->stats.drops++;
+	victim_remove(d, r);
+	drop_block(d, r);
+	d->stats.evictions++;
+	rewind_prefetch(d, r->use_head);
+	return DAO_OK;
+}
+
+/*
+ * Fetches for the next few kernels are issued as soon as they do no harm
+ * (evict nothing needed sooner), so that they overlap the running kernel;
+ * farther ones also wait until no record used before them would be a
+ * better victim then, which keeps the bytes moved at Belady's. belady
+ * keeps to the latter everywhere; dao spends a little traffic on time.
+ */
+static uint64_t eager_ops(const struct device *d)
+{
+	return d->policy == DAO_POLICY_DAO ? 2 : 0;
+}
+
+/* Space for asize bytes, evicting in policy order. For a prefetch (for
+ * != NULL), only records needed after `for` may go, and only while none
+ * used before it will be a better victim; with evict_ok false, none. */
+static struct dao_block *make_room(struct device *d, uint64_t asize, const struct op *target,
+				   bool evict_ok, dao_status *st)
+{
+	uint64_t limit_seq = target ? target->seq : 0, wait_for = 0;
+	bool scanned = false;
+
+	*st = DAO_OK;
+	for (;;) {
+		struct dao_block *b = arena_alloc(&d->arena, asize);
+		struct rec *v;
+
+		if (b || !evict_ok)
+			return b;
+		v = victim_pick(d, limit_seq);
+		if (!v)
+			return NULL;
+		if (target && !scanned && target->seq > d->now_seq + eager_ops(d)) {
+			wait_for = best_victim_before(d, target);
+			scanned = true;
+		}
+		if (v->key < wait_for)
+			return NULL;
+		*st = evict(d, v);
+		if (*st != DAO_OK)
+			return NULL;
+	}
+}
+
+static void place(struct device *d, struct rec *r, struct dao_block *b)
+{
+	r->blk = b;
+	r->dev_valid = false;
+	/* The space is free once its previous occupant's work is done. */
+	r->ready = b->fence;
+	r->busy = b->fence;
+	r->load_seq = d->now_seq;
+}
+
+static dao_status fetch(struct device *d, struct rec *r, bool ahead)
+{
+	dao_fence after = r->ready;
+	dao_status st = ensure_host(d, r);
+	uint64_t seq;
+
+	if (st != DAO_OK)
+		return st;
+	dao_fence_join(&after, &r->host_busy);
+	seq = copy(d, DAO_ENGINE_H2D, r, &after);
+	dao_fence_add(&r->ready, DAO_ENGINE_H2D, seq);
+	dao_fence_add(&r->busy, DAO_ENGINE_H2D, seq);
+	dao_fence_add(&r->host_busy, DAO_ENGINE_H2D, seq);
+	r->dev_valid = true;
+	d->stats.fetches++;
+	d->stats.h2d_bytes += r->size;
+	if (ahead)
+		d->stats.prefetches++;
+	return DAO_OK;
+}
+
+/* Allocate every operand of op, assuming nothing else is resident: the
+ * arena is then one free block, and operands that fit the budget together
+ * are placed side by side. */
+static dao_status place_all_after_flush(struct device *d, struct op *op)
+{
+	dao_status st;
+
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+
+		if (r->blk) {
+			st = evict(d, r);
+			if (st != DAO_OK)
+				return st;
+		}
+	}
+	while (victim_pick(d, 0))
+		if ((st = evict(d, victim_pick(d, 0))) != DAO_OK)
+			return st;
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+		struct dao_block *b;
+
+		if (!r->size)
+			continue;
+		b = arena_alloc(&d->arena, r->asize);
+		if (!b)
+			return DAO_ERR_BUDGET;
+		place(d, r, b);
+	}
+	return DAO_OK;
+}
+
+dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
+{
+	dao_status st = DAO_OK;
+	bool flushed = false;
+
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+
+		r->pin++;
+		victim_remove(d, r);
+	}
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+		struct dao_block *b;
+
+		if (!r->size || r->blk)
+			continue;
+		b = make_room(d, r->asize, NULL, true, &st);
+		if (!b) {
+			if (st != DAO_OK || flushed)
+				return st != DAO_OK ? st : DAO_ERR_BUDGET;
+			/* Free space is fragmented around this kernel's own
+			 * operands: start over from an empty arena. */
+			dao_dbg("kernel %s: fragmented arena, re-placing its operands",
+				op->name ? op->name : "(unnamed)");
+			flushed = true;
+			st = place_all_after_flush(d, op);
+			if (st != DAO_OK)
+				return st;
+			break;
+		}
+		place(d, r, b);
+	}
+	memset(after, 0, sizeof(*after));
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+
+		if (!r->size)
+			continue;
+		if (op->opnd[i].mode != MODE_W && !r->dev_valid) {
+			st = fetch(d, r, false);
+			if (st != DAO_OK)
+				return st;
+		} else if (d->be->unified && !r->dev_valid && !r->ahead) {
+			/* Space just placed for an output: its old pages
+			 * need not come along. */
+			st = discard(d, r, DAO_ENGINE_H2D);
+			if (st != DAO_OK)
+				return st;
+		}
+		dao_fence_join(after, &r->ready);
+		dao_fence_join(after, &r->busy);
+	}
+	for (uint32_t i = 0; i < op->nargs; i++) {
+		struct karg *a = &op->args[i];
+
+		if (!a->rec->blk)
+			op->ptrs[i] = NULL;
+		else if (d->be->unified)
+			op->ptrs[i] = (char *)a->rec->host + a->off;
+		else
+			op->ptrs[i] = d->be->ops->dev_ptr(d->be, a->rec->blk->off + a->off);
+	}
+	return DAO_OK;
+}
+
+void res_after_kernel(struct device *d, struct op *op, uint64_t kseq)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+
+		if (!r->size)
+			continue;
+		dao_fence_add(&r->busy, DAO_ENGINE_COMPUTE, kseq);
+		if (op->opnd[i].mode & MODE_W) {
+			dao_fence_add(&r->ready, DAO_ENGINE_COMPUTE, kseq);
+			r->dev_valid = true;
+			r->host_valid = false;
+			forget_cleaned(d, r);
+		}
+	}
+}
+
+/* Consume op's uses; free what was released and is now unused. */
+static void consume(struct device *d, struct op *op, bool pinned)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct opnd *u = &op->opnd[i];
+		struct rec *r = u->rec;
+
+		r->use_head = u->next_use;
+		if (!r->use_head)
+			r->use_tail = NULL;
+		r->last_use = op->seq;
+		forget_ahead(d, r);
+		if (r->iter_no != d->iter_no || !r->iter_off) {
+			r->iter_no = d->iter_no;
+			r->iter_off = op->seq - d->iter_start;
+		}
+		if (pinned)
+			r->pin--;
+		if (r->released && !r->use_head && !r->pin)
+			res_free_rec(d, r);
+		else
+			victim_update(d, r);
+	}
+}
+
+void res_retire(struct device *d, struct op *op)
+{
+	consume(d, op, true);
+}
+
+void res_skip(struct device *d, struct op *op)
+{
+	consume(d, op, false);
+}
+
+void res_iteration(struct device *d, struct op *op)
+{
+	if (op->seq > d->iter_start)
+		d->prev_iter_len = op->seq - d->iter_start;
+	d->iter_start = op->seq;
+	d->iter_no++;
+}
+
+/*
+ * Write back, ahead of time, the dirty records the policy will evict next,
+ * so that their eviction is a drop and the fetch that takes their space
+ * need not wait for a write-back: both copy directions stay busy. Only
+ * records needed after everything prefetched so far qualify.
+ */
+static void clean_ahead(struct device *d)
+{
+	uint64_t cap = ahead_cap(d), frontier = d->pf_op ? d->pf_op->seq : d->next_seq;
+	struct victim_heap *h = &d->heaps[HEAP_DIRTY];
+
+	/* With room to spare nothing will be evicted soon. */
+	if (d->arena.size - d->arena.used > 4 * cap)
+		return;
+
+	while (d->clean_bytes < cap && h->n) {
+		struct rec *r = h->v[0];
+
+		if (r->key <= frontier || write_back(d, r) != DAO_OK)
+			return;
+		r->cleaned = true;
+		d->clean_bytes += r->asize;
+		victim_update(d, r);
+	}
+}
+
+void res_prefetch(struct device *d)
+{
+	bool evict_ok = d->policy != DAO_POLICY_LRU && d->policy != DAO_POLICY_FIFO;
+	struct op *op;
+
+	while ((op = d->pf_op) && op->seq <= d->now_seq + d->lookahead) {
+		if (op->kind == OP_WRITE)
+			break; /* what it writes must not be fetched before it */
+		if (op->kind == OP_KERNEL) {
+			for (; d->pf_idx < op->nopnd; d->pf_idx++) {
+				struct opnd *u = &op->opnd[d->pf_idx];
+				struct rec *r = u->rec;
+				struct dao_block *b;
+				dao_status st;
+
+				if (!r->size || r->blk || (u->mode != MODE_W && !r->host_valid))
+					continue;
+				/* Unified: reserving an output discards the
+				 * buffer's contents, which an earlier use may
+				 * still need. */
+				if (d->be->unified && u->mode == MODE_W && r->use_head != u)
+					continue;
+				if (!ahead_allowed(d, r))
+					goto out;
+				b = make_room(d, r->asize, op, evict_ok, &st);
+				if (!b)
+					goto out;
+				place(d, r, b);
+				/* An output only needs its space: reserving it in
+				 * window order keeps its allocation from evicting
+				 * inputs fetched for later kernels. */
+				if ((u->mode != MODE_W ? fetch(d, r, true)
+						       : d->be->unified ? discard(d, r, DAO_ENGINE_H2D)
+									: DAO_OK) != DAO_OK) {
+					drop_block(d, r);
+					goto out;
+				}
+				r->ahead = true;
+				d->pf_bytes += r->asize;
+				victim_update(d, r);
+			}
+		}
+		d->pf_op = op->next;
+		d->pf_idx = 0;
+	}
+out:
+	/* Unified: writing back migrates the pages, which is an eviction. */
+	if (d->policy == DAO_POLICY_DAO && !d->be->unified)
+		clean_ahead(d);
+}
+
+/*
+ * Unified: the job's thread reaches the pages through the host, which
+ * would fault them over behind the budget's back. Move them first; the
+ * next kernel that needs them fetches them again.
+ */
+static dao_status vacate_for_host(struct device *d, struct rec *r)
+{
+	bool moved;
+	dao_status st = vacate(d, r, &moved);
+
+	if (st != DAO_OK)
+		return st;
+	drop_block(d, r);
+	if (r->use_head)
+		rewind_prefetch(d, r->use_head->next_use);
+	return DAO_OK;
+}
+
+/* Make r's host copy current (when its contents are needed) and idle, for
+ * the job to read or write it; r stays pinned until the op is consumed. */
+static dao_status host_prepare(struct device *d, struct rec *r, bool need_current)
+{
+	dao_status st = DAO_OK;
+
+	r->pin++;
+	victim_remove(d, r);
+	if (d->be->unified && r->blk)
+		st = vacate_for_host(d, r);
+	else if (need_current && rec_dirty(r))
+		st = write_back(d, r);
+	if (st == DAO_OK)
+		st = ensure_host(d, r);
+	if (st == DAO_OK) {
+		dao_fence f = r->host_busy;
+
+		st = res_wait(d, &f);
+	}
+	return st;
+}
+
+dao_status res_host_write(struct device *d, struct op *op)
+{
+	struct rec *r = op->opnd[0].rec;
+	/* A partial write merges with the current contents. */
+	dao_status st = host_prepare(d, r, op->opnd[0].mode != MODE_W);
+
+	if (st == DAO_OK) {
+		if (r->host)
+			memcpy((char *)r->host + op->off, op->mem, op->len);
+		r->host_valid = true;
+		if (r->blk)
+			drop_block(d, r); /* stale now */
+	}
+	consume(d, op, true);
+	return st;
+}
+
+dao_status res_host_read(struct device *d, struct op *op)
+{
+	struct rec *r = op->opnd[0].rec;
+	dao_status st = host_prepare(d, r, true);
+
+	if (st == DAO_OK && r->host)
+		memcpy(op->mem, (char *)r->host + op->off, op->len);
+	consume(d, op, true);
+	return st;
+}
+
+void res_free_rec(struct device *d, struct rec *r)
+{
+	victim_remove(d, r);
+	if (r->blk) {
+		bool moved;
+
+		/* Unified: its pages must leave the device before the range
+		 * is reused (the contents are dead: a discard, never a copy). */
+		if (d->be->unified)
+			(void)vacate(d, r, &moved);
+		drop_block(d, r);
+	}
+	if (r->host) {
+		dao_fence f = r->host_busy;
+
+		res_wait(d, &f);
+		d->be->ops->host_free(d->be, r->host, r->size, r->pin_handle);
+		d->stats.host_bytes -= r->size;
+		if (r->pin_handle)
+			d->stats.pinned_bytes -= r->size;
+		r->pin_handle = 0;
+		r->host = NULL;
+	}
+	rec_destroy(d, r);
+}

@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Overhead of this tree's libdao beside an earlier revision's, in one run.
+#
+#   tools/bench/compare.sh BASE_REV [dao-bench overhead options]
+#
+# Builds today's dao-bench twice: against this tree's libdao and against
+# BASE_REV's (a temporary git worktree; dao-bench uses only the public API,
+# so the same measuring code runs over both libraries). Then runs the two
+# alternately, ROUNDS times (default 2), keeps the best figure of each row
+# and prints them side by side with the ratio new / old. Noise on a shared
+# machine only ever adds time, and alternating spreads it over both.
+set -euo pipefail
+
+base=${1:?usage: compare.sh BASE_REV [dao-bench overhead options]}
+shift
+rounds=${ROUNDS:-2}
+top=$(git rev-parse --show-toplevel)
+cd "$top"
+tmp=$(mktemp -d)
+cleanup() {
+	git worktree remove --force "$tmp/base" >/dev/null 2>&1 || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+git worktree add --detach "$tmp/base" "$base" >/dev/null
+rm -rf "$tmp/base/tools/bench"
+cp -r tools/bench "$tmp/base/tools/bench"
+make -s -C "$tmp/base" -j2 build/bin/dao-bench >/dev/null
+make -s -j2 build/bin/dao-bench >/dev/null
+
+for r in $(seq "$rounds"); do
+	"$tmp/base/build/bin/dao-bench" overhead --json "$@" >"$tmp/old.$r.json"
+	build/bin/dao-bench overhead --json "$@" >"$tmp/new.$r.json"
+done
+
+perl -MJSON::PP -e '
+	my ($tmp, $rounds, $base, $head) = @ARGV;
+	my (%best, @order);
+	for my $side ("old", "new") {
+		for my $r (1 .. $rounds) {
+			local $/;
+			open my $f, "<", "$tmp/$side.$r.json" or die;
+			for my $row (@{ decode_json(<$f>) }) {
+				my $k = "$row->{placement} $row->{live_buffers}";
+				push @order, $k unless $best{$k};
+				for my $m ("ns_per_kernel", "ns_per_kernel_sync", "ns_per_create") {
+					my $v = \$best{$k}{$side}{$m};
+					$$v = $row->{$m} if !defined $$v || $row->{$m} < $$v;
+				}
+			}
+		}
+	}
+	printf "libdao %s (old) against %s (new), best of %d alternating runs\n\n",
+		$base, $head, $rounds;
+	printf "%-9s %10s %9s %9s %6s %9s %9s %6s %9s %9s %6s\n", "placement", "live",
+		"old ns/k", "new ns/k", "ratio", "old sync", "new sync", "ratio",
+		"old crt", "new crt", "ratio";
+	for my $k (@order) {
+		my ($o, $n) = ($best{$k}{old}, $best{$k}{new});
+		printf "%-9s %10s", split / /, $k;
+		for my $m ("ns_per_kernel", "ns_per_kernel_sync", "ns_per_create") {
+			printf " %9.1f %9.1f %6.2f", $o->{$m}, $n->{$m}, $n->{$m} / $o->{$m};
+		}
+		print "\n";
+	}
+' "$tmp" "$rounds" "$(git rev-parse --short "$base")" "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- libdao || echo +)"
