@@ -60,3 +60,11 @@ else
 check-cudamodel:
 	@echo "check-cudamodel: SKIP: libdao is built without CUDA"
 endif
+
+# Line coverage of libdao's CUDA backend under the model (gcovr): a build
+# of its own in $(BUILD)/cov with --coverage, check-cudamodel-rel there.
+.PHONY: coverage-cuda
+coverage-cuda:
+	rm -rf $(BUILD)/cov
+	$(MAKE) BUILD=$(BUILD)/cov CFLAGS=--coverage LDFLAGS=--coverage check-cudamodel-rel
+	gcovr -r . --filter 'libdao/src/backend/cuda/' $(BUILD)/cov/rel/obj/libdao/backend/cuda
