@@ -18,7 +18,12 @@ VERSION    := 0.1.0
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wno-unused-parameter
 BASE_CFLAGS := -std=gnu11 -g -pthread -fPIC -D_GNU_SOURCE $(WARN) \
-               -Ilibdao/include -Ilibdao/src -Ikmod/include/uapi
+               -Ilibdao/include -Ikmod/include/uapi
+# libdao's own sources and its unit tests also see its internal headers;
+# every other program includes only the public ones (libdao/include).
+LIBDAO_INTERNAL_CFLAGS := -Ilibdao/src
+# What libdao's own objects add: only DAO_API (dao.h) is visible outside.
+LIBDAO_OBJ_CFLAGS := $(LIBDAO_INTERNAL_CFLAGS) -fvisibility=hidden
 OPT_CFLAGS ?= -O2
 CFLAGS     ?=
 LDFLAGS    ?=
@@ -39,9 +44,11 @@ ldflags = $(SAN_$(1)) -pthread $(LDFLAGS)
 all:
 
 include libdao/libdao.mk
+-include libdao/fortran/fortran.mk
 -include $(wildcard tools/*/*.mk)
 -include tests/tests.mk
 -include kmod/kmod.mk
+-include slurm/slurm.mk
 
 clean:
 	rm -rf $(BUILD)

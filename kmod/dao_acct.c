@@ -7,6 +7,7 @@
  * equal to the sum over processes and each process total equal to the sum
  * over its files; pins reserve here before they touch a page.
  */
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -22,7 +23,7 @@
 static DEFINE_SPINLOCK(dao_lock);
 static LIST_HEAD(dao_procs);
 static unsigned int dao_nprocs;   /* under dao_lock */
-static unsigned int dao_procs_gen; /* under dao_lock: bumped on list change */
+static unsigned int dao_procs_gen = 1; /* under dao_lock: bumped on list change, never 0 */
 static struct dao_count dao_node; /* under dao_lock */
 static unsigned long dao_limit_mb = DAO_LIMIT_UNSET;
 
@@ -59,15 +60,31 @@ static void dao_count_add(struct dao_count *c, u64 bytes)
 {
 	c->pinned += bytes;
 	c->regions++;
-	if (c->pinned > c->peak)
-		c->peak = c->pinned;
 }
 
-static void dao_count_sub(struct dao_count *c, u64 bytes)
+/* Peaks move here only: a pin that fails or is refused never got here. */
+static void dao_count_commit(struct dao_count *c, u64 bytes)
 {
-	WARN_ON_ONCE(c->pinned < bytes || !c->regions);
+	c->committed += bytes;
+	if (c->committed > c->peak)
+		c->peak = c->committed;
+}
+
+static void dao_count_sub(struct dao_count *c, u64 bytes, bool committed)
+{
+	WARN_ON_ONCE(c->pinned < bytes || !c->regions ||
+		     (committed && c->committed < bytes));
 	c->pinned -= bytes;
 	c->regions--;
+	if (committed)
+		c->committed -= bytes;
+}
+
+static void dao_procs_changed(void)
+{
+	/* 0 would read as "no generation yet" to genl_dump_check_consistent(). */
+	if (!++dao_procs_gen)
+		dao_procs_gen = 1;
 }
 
 struct dao_proc *dao_proc_get(void)
@@ -76,7 +93,7 @@ struct dao_proc *dao_proc_get(void)
 	struct dao_proc *fresh, *p;
 
 	/* Allocate before locking; most opens are a process's first. */
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	if (!fresh)
 		return NULL;
 
@@ -95,29 +112,45 @@ struct dao_proc *dao_proc_get(void)
 	fresh->files = 1;
 	list_add_tail(&fresh->link, &dao_procs);
 	dao_nprocs++;
-	dao_procs_gen++;
+	dao_procs_changed();
 	spin_unlock(&dao_lock);
 	return fresh;
 }
 
-void dao_proc_put(struct dao_proc *proc)
+void dao_proc_put(struct dao_proc *proc, bool orphaned)
 {
 	spin_lock(&dao_lock);
+	if (orphaned)
+		proc->orphans--;
 	if (--proc->files) {
 		spin_unlock(&dao_lock);
 		return;
 	}
 	list_del(&proc->link);
 	dao_nprocs--;
-	dao_procs_gen++;
+	dao_procs_changed();
 	spin_unlock(&dao_lock);
 
-	WARN_ON_ONCE(proc->count.pinned || proc->count.regions);
+	WARN_ON_ONCE(proc->count.pinned || proc->count.regions || proc->orphans);
 	put_pid(proc->tgid);
 	kfree(proc);
 }
 
-int dao_acct_reserve(struct dao_file *f, u64 bytes)
+/* The file's owner's mm is gone; it holds no pins any more. */
+void dao_acct_orphan(struct dao_file *f)
+{
+	spin_lock(&dao_lock);
+	f->orphaned = true;
+	f->proc->orphans++;
+	spin_unlock(&dao_lock);
+}
+
+/*
+ * On refusal, *announce says whether this refusal is worth an event: the
+ * process's 1st, 2nd, 4th, 8th... so a job retrying in a loop cannot flood
+ * the listeners, and every process's first refusal is still seen.
+ */
+int dao_acct_reserve(struct dao_file *f, u64 bytes, bool *announce)
 {
 	u64 limit = dao_acct_limit_bytes();
 
@@ -126,6 +159,7 @@ int dao_acct_reserve(struct dao_file *f, u64 bytes)
 		dao_node.refused++;
 		f->proc->count.refused++;
 		f->count.refused++;
+		*announce = is_power_of_2(f->proc->count.refused);
 		spin_unlock(&dao_lock);
 		return -EDQUOT;
 	}
@@ -136,12 +170,21 @@ int dao_acct_reserve(struct dao_file *f, u64 bytes)
 	return 0;
 }
 
-void dao_acct_unreserve(struct dao_file *f, u64 bytes)
+void dao_acct_commit(struct dao_file *f, u64 bytes)
 {
 	spin_lock(&dao_lock);
-	dao_count_sub(&f->count, bytes);
-	dao_count_sub(&f->proc->count, bytes);
-	dao_count_sub(&dao_node, bytes);
+	dao_count_commit(&f->count, bytes);
+	dao_count_commit(&f->proc->count, bytes);
+	dao_count_commit(&dao_node, bytes);
+	spin_unlock(&dao_lock);
+}
+
+void dao_acct_unreserve(struct dao_file *f, u64 bytes, bool committed)
+{
+	spin_lock(&dao_lock);
+	dao_count_sub(&f->count, bytes, committed);
+	dao_count_sub(&f->proc->count, bytes, committed);
+	dao_count_sub(&dao_node, bytes, committed);
 	spin_unlock(&dao_lock);
 }
 

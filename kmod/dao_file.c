@@ -18,15 +18,18 @@
 
 #include "dao_priv.h"
 
+static const struct mmu_notifier_ops dao_mn_ops;
+
 static int dao_open(struct inode *inode, struct file *file)
 {
 	struct dao_file *f;
+	int ret;
 
 	/* Pins belong to a user address space; kernel threads have none. */
 	if (!current->mm)
 		return -EINVAL;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
 	f->proc = dao_proc_get();
@@ -34,13 +37,69 @@ static int dao_open(struct inode *inode, struct file *file)
 		kfree(f);
 		return -ENOMEM;
 	}
+	mutex_init(&f->teardown);
+	xa_init_flags(&f->regions, XA_FLAGS_ALLOC1);
+	f->mn.ops = &dao_mn_ops;
+	ret = mmu_notifier_register(&f->mn, current->mm);
+	if (ret) {
+		dao_proc_put(f->proc, false);
+		kfree(f);
+		return ret;
+	}
 	f->owner = get_pid(task_tgid(current));
 	mmgrab(current->mm);
 	f->mm = current->mm;
-	xa_init_flags(&f->regions, XA_FLAGS_ALLOC1);
 	file->private_data = f;
 	return stream_open(inode, file);
 }
+
+/*
+ * Gives back every pin of f, once: at the owner's mm teardown or at close,
+ * whichever comes first; the other finds nothing left.
+ */
+static void dao_file_unpin_all(struct dao_file *f)
+{
+	u64 bytes, regions;
+
+	dao_unpin_all(f, &bytes, &regions);
+	if (regions)
+		dao_nl_released(f->proc, bytes, regions);
+}
+
+/*
+ * The owner's address space is going away (exit, exec): its pins can
+ * never be used again, and its RLIMIT_MEMLOCK charge must go with it, so
+ * release them now, as in-tree users of long-term pins do. Whoever holds
+ * the fd still sees it, orphaned, until it is closed.
+ */
+static void dao_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	struct dao_file *f = container_of(mn, struct dao_file, mn);
+
+	mutex_lock(&f->teardown);
+	if (!f->closed && !f->orphaned) {
+		dao_file_unpin_all(f);
+		dao_acct_orphan(f);
+	}
+	mutex_unlock(&f->teardown);
+}
+
+/* After close, once no release callback can still be running. */
+static void dao_mn_free(struct mmu_notifier *mn)
+{
+	struct dao_file *f = container_of(mn, struct dao_file, mn);
+
+	xa_destroy(&f->regions);
+	mutex_destroy(&f->teardown);
+	mmdrop(f->mm);
+	put_pid(f->owner);
+	kfree(f);
+}
+
+static const struct mmu_notifier_ops dao_mn_ops = {
+	.release = dao_mn_release,
+	.free_notifier = dao_mn_free,
+};
 
 /*
  * Runs when the last reference goes, possibly in another process (one that
@@ -50,15 +109,17 @@ static int dao_open(struct inode *inode, struct file *file)
 static int dao_release(struct inode *inode, struct file *file)
 {
 	struct dao_file *f = file->private_data;
-	u64 bytes, regions;
+	bool orphaned;
 
-	dao_unpin_all(f, &bytes, &regions);
-	if (regions)
-		dao_nl_released(f->proc, bytes, regions);
-	dao_proc_put(f->proc);
-	mmdrop(f->mm);
-	put_pid(f->owner);
-	kfree(f);
+	/* No release callback starts after this; one running is waited for below. */
+	mmu_notifier_put(&f->mn);
+	mutex_lock(&f->teardown);
+	f->closed = true;
+	orphaned = f->orphaned;
+	dao_file_unpin_all(f);
+	mutex_unlock(&f->teardown);
+	dao_proc_put(f->proc, orphaned);
+	/* dao_mn_free() frees f after an SRCU grace period. */
 	return 0;
 }
 
@@ -106,6 +167,7 @@ static long dao_ioc_version(void __user *uarg)
 
 static long dao_ioc_pin(struct dao_file *f, void __user *uarg)
 {
+	struct dao_region *r;
 	struct dao_ioc_pin p;
 	long argsz, ret;
 
@@ -114,14 +176,20 @@ static long dao_ioc_pin(struct dao_file *f, void __user *uarg)
 		return argsz;
 	if (p.flags & ~DAO_PIN_FLAGS_ALL)
 		return -EINVAL;
-	ret = dao_pin(f, p.addr, p.length, p.flags & DAO_PIN_WRITE, &p.handle);
+	ret = dao_pin(f, p.addr, p.length, p.flags & DAO_PIN_WRITE, &p.handle, &r);
 	if (ret)
 		return ret;
 	p.charged = p.length;
+	/*
+	 * A caller that cannot learn its handle could never unpin: the pin
+	 * commits only once the result is out, and until then no UNPIN (a
+	 * sibling thread guessing the handle) can see it.
+	 */
 	ret = dao_copy_out(uarg, &p, sizeof(p), argsz);
-	/* A caller that cannot learn its handle could never unpin. */
 	if (ret)
-		WARN_ON_ONCE(dao_unpin(f, p.handle));
+		dao_pin_abort(f, p.handle, r);
+	else
+		dao_pin_commit(f, p.handle, r);
 	return ret;
 }
 
@@ -189,7 +257,10 @@ static const struct file_operations dao_fops = {
 	.release = dao_release,
 	.unlocked_ioctl = dao_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
+	/*
+	 * No .llseek: stream_open() clears FMODE_LSEEK, so lseek() fails with
+	 * ESPIPE on every kernel (6.12 removed no_llseek, which did the same).
+	 */
 };
 
 static struct miscdevice dao_misc = {

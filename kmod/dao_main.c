@@ -6,9 +6,12 @@
  * each pin to a node-wide limit, to the process and to RLIMIT_MEMLOCK, and
  * tells administrators over generic netlink who pins how much.
  */
+#include <linux/capability.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+
+#include <linux/mmu_notifier.h>
 
 #include "dao_priv.h"
 
@@ -17,6 +20,9 @@ static int dao_param_set_limit(const char *val, const struct kernel_param *kp)
 	unsigned long mb;
 	int ret;
 
+	/* As for DAO_NL_CMD_SET_LIMIT: a node setting, not root in a container's. */
+	if (!capable(CAP_SYS_ADMIN) && !capable(CAP_SYS_RESOURCE))
+		return -EPERM;
 	ret = kstrtoul(val, 0, &mb);
 	if (ret)
 		return ret;
@@ -58,6 +64,8 @@ static void __exit dao_exit(void)
 {
 	dao_dev_unregister();
 	dao_nl_unregister();
+	/* Files closed last may still wait for dao_mn_free(), our code. */
+	mmu_notifier_synchronize();
 }
 
 module_init(dao_init);

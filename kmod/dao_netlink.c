@@ -4,6 +4,7 @@
  * node limit, and events when a pin is refused or a file's pins are
  * released. Documentation/netlink.md and Documentation/dao.yaml describe it.
  */
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/pid_namespace.h>
 #include <linux/sched.h>
@@ -38,7 +39,9 @@ static const struct nla_policy dao_nl_policy[DAO_NL_A_MAX + 1] = {
 	[DAO_NL_A_PROC_REFUSED] = { .type = NLA_U64 },
 	[DAO_NL_A_EVENT_BYTES] = { .type = NLA_U64 },
 	[DAO_NL_A_EVENT_REGIONS] = { .type = NLA_U64 },
+	[DAO_NL_A_PROC_ORPHANED] = { .type = NLA_FLAG },
 };
+
 
 static int dao_nl_put_u64(struct sk_buff *skb, int attr, u64 value)
 {
@@ -77,11 +80,19 @@ static int dao_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-/* The process as seen from the namespaces of the one who asks. */
+/*
+ * The process as seen from the namespaces of the one who asks. A process
+ * whose every file outlived its owner's mm is shown with pid 0 and the
+ * ORPHANED flag: its pid may already belong to someone else.
+ */
 static int dao_nl_put_proc(struct sk_buff *skb, const struct dao_proc *p, pid_t pid,
 			   struct user_namespace *ns)
 {
-	if (nla_put_u32(skb, DAO_NL_A_PROC_PID, pid) ||
+	bool orphaned = p->files && p->orphans == p->files;
+
+	if (orphaned && nla_put_flag(skb, DAO_NL_A_PROC_ORPHANED))
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, DAO_NL_A_PROC_PID, orphaned ? 0 : pid) ||
 	    nla_put_string(skb, DAO_NL_A_PROC_COMM, p->comm) ||
 	    nla_put_u32(skb, DAO_NL_A_PROC_UID, from_kuid_munged(ns, p->uid)))
 		return -EMSGSIZE;
@@ -93,7 +104,15 @@ struct dao_nl_dump {
 	struct netlink_callback *cb;
 	struct pid_namespace *pid_ns;
 	struct user_namespace *user_ns;
+	bool admin;     /* sees every process of its pid namespace */
+	kuid_t uid;     /* else only the processes of this uid */
 };
+
+/* Who may watch all jobs of the node: CAP_SYS_ADMIN in the initial user namespace. */
+static bool dao_nl_admin(const struct sk_buff *skb)
+{
+	return netlink_capable(skb, CAP_SYS_ADMIN);
+}
 
 static int dao_nl_dump_one(const struct dao_proc *p, void *arg)
 {
@@ -103,6 +122,9 @@ static int dao_nl_dump_one(const struct dao_proc *p, void *arg)
 
 	/* A process outside the asker's pid namespace is not the asker's business. */
 	if (!pid)
+		return 0;
+	/* Nor, unless the asker is an administrator, is another user's. */
+	if (!d->admin && !uid_eq(p->uid, d->uid))
 		return 0;
 	hdr = genlmsg_put(d->skb, NETLINK_CB(d->cb->skb).portid, d->cb->nlh->nlmsg_seq,
 			  &dao_nl_family, NLM_F_MULTI, DAO_NL_CMD_GET_PROC);
@@ -128,12 +150,16 @@ static int dao_nl_get_proc(struct sk_buff *skb, struct netlink_callback *cb)
 		.cb = cb,
 		.pid_ns = task_active_pid_ns(current),
 		.user_ns = current_user_ns(),
+		.admin = dao_nl_admin(cb->skb),
+		.uid = current_uid(),
 	};
-	unsigned int gen;
 
-	dao_acct_walk_procs(&cb->args[0], &gen, dao_nl_dump_one, &d);
-	/* Flags the dump inconsistent when the list changed between parts. */
-	cb->seq = gen;
+	/*
+	 * cb->seq gets the list's generation before the first message of this
+	 * part is checked, so the part that follows a change (and may have
+	 * skipped a process) is the one flagged NLM_F_DUMP_INTR.
+	 */
+	dao_acct_walk_procs(&cb->args[0], &cb->seq, dao_nl_dump_one, &d);
 	return skb->len;
 }
 
@@ -142,6 +168,15 @@ static int dao_nl_set_limit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *attr = info->attrs[DAO_NL_A_NODE_LIMIT];
 	u64 bytes;
 
+	/*
+	 * A node-wide memory limit: CAP_SYS_ADMIN or CAP_SYS_RESOURCE in the
+	 * initial user namespace, not CAP_NET_ADMIN, which a container's root
+	 * may hold over its own network namespace.
+	 */
+	if (!netlink_capable(skb, CAP_SYS_ADMIN) && !netlink_capable(skb, CAP_SYS_RESOURCE)) {
+		NL_SET_ERR_MSG(info->extack, "needs CAP_SYS_ADMIN or CAP_SYS_RESOURCE");
+		return -EPERM;
+	}
 	if (!attr) {
 		NL_SET_ERR_MSG(info->extack, "DAO_NL_A_NODE_LIMIT is required");
 		return -EINVAL;
@@ -169,14 +204,22 @@ static const struct genl_small_ops dao_nl_ops[] = {
 	},
 	{
 		.cmd = DAO_NL_CMD_SET_LIMIT,
+		/* Checks its capabilities itself (dao_nl_set_limit). */
 		.doit = dao_nl_set_limit,
-		/* CAP_NET_ADMIN in the initial user namespace: a node setting. */
-		.flags = GENL_ADMIN_PERM,
 	},
 };
 
+/*
+ * Events name every job of the node: for administrators only, that is
+ * CAP_SYS_ADMIN over the network namespace, and they go to the initial
+ * one only, whose owner is the initial user namespace.
+ */
 static const struct genl_multicast_group dao_nl_mcgrps[] = {
+#ifdef DAO_HAVE_GENL_MCAST_CAP_SYS_ADMIN
+	[DAO_NL_GRP_EVENTS] = { .name = DAO_GENL_MCGRP_EVENTS, .flags = GENL_MCAST_CAP_SYS_ADMIN },
+#else
 	[DAO_NL_GRP_EVENTS] = { .name = DAO_GENL_MCGRP_EVENTS },
+#endif
 };
 
 static struct genl_family dao_nl_family __ro_after_init = {
@@ -204,6 +247,12 @@ static void dao_nl_event(u8 cmd, const struct dao_proc *p, u64 bytes, u64 region
 	struct sk_buff *msg;
 	void *hdr;
 
+	/*
+	 * A kernel that cannot keep the unprivileged out of the group gets
+	 * no events at all rather than events for everyone.
+	 */
+	if (!IS_ENABLED(DAO_HAVE_GENL_MCAST_CAP_SYS_ADMIN))
+		return;
 	if (!genl_has_listeners(&dao_nl_family, &init_net, DAO_NL_GRP_EVENTS))
 		return;
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
@@ -224,6 +273,7 @@ fail:
 	nlmsg_free(msg);
 }
 
+/* Called for the refusals dao_acct_reserve() picked: a log2 back-off per process. */
 void dao_nl_pin_refused(const struct dao_proc *proc, u64 bytes)
 {
 	dao_nl_event(DAO_NL_CMD_PIN_REFUSED, proc, bytes, 0);

@@ -27,9 +27,26 @@ MODULE_PARM_DESC(check_memlock,
 struct dao_region {
 	unsigned long addr;
 	unsigned long npages;
-	bool writable;
+	bool writable;  /* the device may write: dirty the pages at unpin */
+	bool committed; /* visible to UNPIN, counted in the peaks */
 	struct page **pages;
 };
+
+/*
+ * Long-term read-only pins of a COW mapping are coherent only since the
+ * kernel breaks COW before pinning (FAULT_FLAG_UNSHARE for every page,
+ * v6.2). Nothing in a header names that behaviour; FOLL_PCI_P2PDMA is the
+ * GUP flag of the same release, so its presence stands for it. Without it
+ * a read-only request pins the way in-tree users did before 6.2: with
+ * FOLL_WRITE | FOLL_FORCE, which breaks COW (shared zero page, page cache
+ * of a MAP_PRIVATE file) before the pin, so the process's later writes
+ * land in the pinned pages. Documentation/kmod.md has the details.
+ */
+#ifdef DAO_HAVE_FOLL_PCI_P2PDMA
+#define DAO_RO_PIN_GUP 0
+#else
+#define DAO_RO_PIN_GUP (FOLL_WRITE | FOLL_FORCE)
+#endif
 
 static u64 dao_region_bytes(const struct dao_region *r)
 {
@@ -54,13 +71,27 @@ static int dao_charge_mm(struct dao_file *f, unsigned long npages)
 static void dao_uncharge(struct dao_file *f, const struct dao_region *r)
 {
 	atomic64_sub(r->npages, &f->mm->pinned_vm);
-	dao_acct_unreserve(f, dao_region_bytes(r));
+	dao_acct_unreserve(f, dao_region_bytes(r), r->committed);
+}
+
+/*
+ * A writable long-term pin of file pages with writeback would let the
+ * device dirty pages behind the file system's back; like upstream GUP
+ * (since 6.5) and io_uring, accept only memory without writeback:
+ * anonymous and shmem pages (swap-backed) and hugetlb.
+ */
+static bool dao_page_pinnable_for_write(struct page *page)
+{
+	struct folio *folio = page_folio(page);
+
+	return folio_test_anon(folio) || folio_test_swapbacked(folio) ||
+	       folio_test_hugetlb(folio);
 }
 
 static int dao_pin_pages(struct dao_region *r)
 {
-	unsigned int gup = FOLL_LONGTERM | (r->writable ? FOLL_WRITE : 0);
-	unsigned long done = 0;
+	unsigned int gup = FOLL_LONGTERM | (r->writable ? FOLL_WRITE : DAO_RO_PIN_GUP);
+	unsigned long done = 0, i;
 	int ret = 0;
 
 	while (done < r->npages) {
@@ -72,7 +103,14 @@ static int dao_pin_pages(struct dao_region *r)
 			ret = got ? got : -EFAULT;
 			break;
 		}
+		if (gup & FOLL_WRITE) {
+			for (i = done; i < done + got; i++)
+				if (!dao_page_pinnable_for_write(r->pages[i]))
+					ret = -EOPNOTSUPP;
+		}
 		done += got;
+		if (ret)
+			break;
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
 			break;
@@ -98,9 +136,11 @@ static int dao_check_range(u64 addr, u64 length)
 	return 0;
 }
 
-int dao_pin(struct dao_file *f, u64 addr, u64 length, bool writable, u64 *handle)
+int dao_pin(struct dao_file *f, u64 addr, u64 length, bool writable, u64 *handle,
+	    struct dao_region **region)
 {
 	struct dao_region *r;
+	bool announce;
 	u32 id;
 	int ret;
 
@@ -108,26 +148,28 @@ int dao_pin(struct dao_file *f, u64 addr, u64 length, bool writable, u64 *handle
 	if (ret)
 		return ret;
 
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	/* The job's memory: charged to its memory cgroup, as RDMA and io_uring do. */
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return -ENOMEM;
 	r->addr = addr;
 	r->npages = length >> PAGE_SHIFT;
 	r->writable = writable;
 
-	ret = dao_acct_reserve(f, length);
+	ret = dao_acct_reserve(f, length, &announce);
 	if (ret) {
-		dao_nl_pin_refused(f->proc, length);
+		if (announce)
+			dao_nl_pin_refused(f->proc, length);
 		goto free_region;
 	}
 	ret = dao_charge_mm(f, r->npages);
 	if (ret) {
-		dao_acct_unreserve(f, length);
+		dao_acct_unreserve(f, length, false);
 		dao_acct_refuse(f);
 		goto free_region;
 	}
 
-	r->pages = kvmalloc_array(r->npages, sizeof(*r->pages), GFP_KERNEL | __GFP_NOWARN);
+	r->pages = kvmalloc_array(r->npages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!r->pages) {
 		ret = -ENOMEM;
 		goto uncharge;
@@ -136,11 +178,16 @@ int dao_pin(struct dao_file *f, u64 addr, u64 length, bool writable, u64 *handle
 	if (ret)
 		goto free_pages;
 
-	ret = xa_alloc_cyclic(&f->regions, &id, r, XA_LIMIT(1, U32_MAX), &f->next_handle,
-			      GFP_KERNEL);
+	/*
+	 * Reserve the handle only: UNPIN finds nothing under it until the
+	 * caller has learnt it and published the region (dao_pin_commit).
+	 */
+	ret = xa_alloc_cyclic(&f->regions, &id, NULL, XA_LIMIT(1, U32_MAX), &f->next_handle,
+			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto unpin;
 	*handle = id;
+	*region = r;
 	return 0;
 
 unpin:
@@ -152,6 +199,22 @@ uncharge:
 free_region:
 	kfree(r);
 	return ret;
+}
+
+void dao_pin_commit(struct dao_file *f, u64 handle, struct dao_region *r)
+{
+	r->committed = true;
+	dao_acct_commit(f, dao_region_bytes(r));
+	/* Replaces the reservation: no allocation, cannot fail. */
+	xa_store(&f->regions, handle, r, GFP_KERNEL);
+}
+
+static void dao_region_release(struct dao_file *f, struct dao_region *r);
+
+void dao_pin_abort(struct dao_file *f, u64 handle, struct dao_region *r)
+{
+	xa_release(&f->regions, handle);
+	dao_region_release(f, r);
 }
 
 static void dao_region_release(struct dao_file *f, struct dao_region *r)
@@ -169,14 +232,22 @@ int dao_unpin(struct dao_file *f, u64 handle)
 
 	if (!handle || handle > U32_MAX)
 		return -ENOENT;
-	r = xa_erase(&f->regions, handle);
+	/* A reserved handle reads as NULL and stays reserved. */
+	xa_lock(&f->regions);
+	r = xa_load(&f->regions, handle);
+	if (r)
+		__xa_erase(&f->regions, handle);
+	xa_unlock(&f->regions);
 	if (!r)
 		return -ENOENT;
 	dao_region_release(f, r);
 	return 0;
 }
 
-/* The teardown at release: uses f->mm only, never current->mm. */
+/*
+ * The teardown at close or when the owner's mm goes: uses f->mm only, never
+ * current->mm. Skips reserved handles, which no PIN can hold at that time.
+ */
 void dao_unpin_all(struct dao_file *f, u64 *bytes, u64 *regions)
 {
 	struct dao_region *r;
@@ -185,11 +256,11 @@ void dao_unpin_all(struct dao_file *f, u64 *bytes, u64 *regions)
 	*bytes = 0;
 	*regions = 0;
 	xa_for_each(&f->regions, id, r) {
-		xa_erase(&f->regions, id);
+		if (xa_erase(&f->regions, id) != r)
+			continue;
 		*bytes += dao_region_bytes(r);
 		(*regions)++;
 		dao_region_release(f, r);
 		cond_resched();
 	}
-	xa_destroy(&f->regions);
 }

@@ -1,45 +1,48 @@
 # dao.ko and its tests in a VM.
 #   make kmod          build the module against the installed kernel headers
-#   make kcheck        run tests/kmod in qemu on Debian's linux-image-amd64
+#   make kcheck        run tests/kmod in qemu on every installed Debian kernel
+#                      image (6.1 and 6.12 on Debian 12), each with a module
+#                      built against its own headers
 #   make kcheck-debug  the same on a 6.1 kernel with KASAN, lockdep, kmemleak
-# `make all` builds the module only when headers are installed.
+# `make all` builds the module for every installed kernel with headers.
 
-# The VM runs Debian's 6.1 kernel: its headers build the module kcheck loads.
-KCHECK_KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1*-amd64)))
-KCHECK_KVER := $(patsubst linux-headers-%,%,$(notdir $(KCHECK_KDIR)))
-# `make kmod`: the running kernel's headers when installed, else the VM's.
-KMOD_RUNNING_KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
-KMOD_KDIR ?= $(if $(KMOD_RUNNING_KDIR),$(KMOD_RUNNING_KDIR),$(KCHECK_KDIR))
-KMOD_KVER := $(if $(KMOD_RUNNING_KDIR),$(shell uname -r),$(KCHECK_KVER))
+# Kernels with headers: the running one, and every one under /usr/src.
+kmod_kdir = $(patsubst %/Makefile,%,$(firstword $(wildcard /lib/modules/$(1)/build/Makefile \
+                                                          /usr/src/linux-headers-$(1)/Makefile)))
+KMOD_KVERS := $(sort $(patsubst /usr/src/linux-headers-%/Makefile,%, \
+                 $(wildcard /usr/src/linux-headers-*-amd64/Makefile)) \
+                 $(if $(call kmod_kdir,$(shell uname -r)),$(shell uname -r)))
+# Kernels kcheck boots: every image in /boot whose headers are installed.
+KCHECK_KVERS := $(sort $(foreach v,$(patsubst /boot/vmlinuz-%,%,$(wildcard /boot/vmlinuz-*)), \
+                   $(if $(call kmod_kdir,$(v)),$(v))))
 KMOD_TREE_SRCS := kmod/Kbuild kmod/conftest.sh $(wildcard kmod/probes/*.c) \
                   $(filter-out kmod/dao_compat.h,$(wildcard kmod/*.c kmod/*.h)) \
                   kmod/include/uapi/linux/dao.h
 LINUX_SOURCE_TARBALL ?= /usr/src/linux-source-6.1.tar.xz
 
 # $(call kmod_build_in,OUTDIR,KDIR): a private copy of the sources per
-# kernel, since Kbuild writes its objects next to them.
+# kernel, since Kbuild writes its objects next to them. Warnings are errors
+# (DAO_WERROR, and any "warning" Kbuild or modpost prints; make's own note
+# about its job server is not about the module). `+`: Kbuild shares our job
+# server even though the line reaches $(MAKE) through $(call).
 define kmod_build_in
 	rm -rf $(1) && mkdir -p $(1)/probes $(1)/include/uapi/linux
 	cp kmod/Kbuild kmod/conftest.sh $(filter-out kmod/dao_compat.h,$(wildcard kmod/*.c kmod/*.h)) $(1)/
 	cp kmod/probes/*.c $(1)/probes/
 	cp kmod/include/uapi/linux/dao.h $(1)/include/uapi/linux/
-	$(MAKE) --no-print-directory -C $(2) M=$(abspath $(1)) modules
+	+$(MAKE) --no-print-directory -C $(2) M=$(abspath $(1)) DAO_WERROR=1 modules > $(1)/build.log 2>&1; \
+		rc=$$?; cat $(1)/build.log; test $$rc -eq 0 || exit $$rc; \
+		if grep -i 'warning' $(1)/build.log | grep -v '^make.*: warning: jobserver unavailable'; then echo "kmod: warnings building against $(2)"; rm -f $(1)/dao.ko; exit 1; fi
 endef
 
-KMOD_KO := $(BUILD)/kmod/$(KMOD_KVER)/dao.ko
-KCHECK_KO := $(BUILD)/kmod/$(KCHECK_KVER)/dao.ko
-$(KMOD_KO): $(KMOD_TREE_SRCS)
-	$(call kmod_build_in,$(@D),$(KMOD_KDIR))
-ifneq ($(KCHECK_KO),$(KMOD_KO))
-$(KCHECK_KO): $(KMOD_TREE_SRCS)
-	$(call kmod_build_in,$(@D),$(KCHECK_KDIR))
-endif
+$(BUILD)/kmod/%/dao.ko: $(KMOD_TREE_SRCS)
+	@test -n "$(call kmod_kdir,$*)" || { echo "kmod: no headers for $*"; exit 1; }
+	$(call kmod_build_in,$(@D),$(call kmod_kdir,$*))
 
+KMOD_KOS := $(foreach v,$(KMOD_KVERS),$(BUILD)/kmod/$(v)/dao.ko)
 .PHONY: kmod kcheck kcheck-debug
-kmod: $(KMOD_KO)
-ifneq ($(KMOD_KDIR),)
-all: $(KMOD_KO)
-endif
+kmod: $(KMOD_KOS)
+all: $(KMOD_KOS)
 
 # ------------------------------------------------------------ VM tests
 
@@ -117,16 +120,24 @@ define kcheck_run
 		--log $(BUILD)/$(1)/console.log --timeout $(KCHECK_TIMEOUT) $(KCHECK_VM_ARGS_$(1))
 endef
 
-KCHECK_VMLINUZ ?= $(wildcard /boot/vmlinuz-$(KCHECK_KVER))
+# Every kernel runs the whole suite, even after one failed; the target
+# fails when any did. KCHECK_KVERS="..." picks some.
 kcheck: $(KCHECK_PROGS)
-	@test -n "$(KCHECK_KDIR)" || { echo "kcheck: no 6.1 headers (apt-get install linux-headers-amd64)"; exit 1; }
-	@test -n "$(KCHECK_VMLINUZ)" || { echo "kcheck: /boot/vmlinuz-$(KCHECK_KVER) missing (apt-get install linux-image-amd64)"; exit 1; }
-	$(MAKE) --no-print-directory $(KCHECK_KO)
-	$(call kcheck_run,kcheck,$(KCHECK_VMLINUZ),$(KCHECK_KO))
+	@test -n "$(KCHECK_KVERS)" || { echo "kcheck: no kernel image with headers (apt-get install linux-image-amd64 linux-headers-amd64)"; exit 1; }
+	@fail=; for v in $(KCHECK_KVERS); do \
+		echo "kcheck: kernel $$v"; \
+		if $(MAKE) --no-print-directory $(BUILD)/kmod/$$v/dao.ko && \
+		   tests/vm/mkinitramfs.sh $(BUILD)/kcheck/$$v/initramfs.cpio $(BUILD)/kmod/$$v/dao.ko $(KCHECK_PROGS) && \
+		   tests/vm/run-vm.sh --kernel /boot/vmlinuz-$$v --initrd $(BUILD)/kcheck/$$v/initramfs.cpio \
+			--log $(BUILD)/kcheck/$$v/console.log --timeout $(KCHECK_TIMEOUT) $(KCHECK_VM_ARGS_kcheck); \
+		then :; else fail="$$fail $$v"; fi; \
+	done; \
+	if [ -n "$$fail" ]; then echo "kcheck: FAIL on:$$fail"; exit 1; fi; echo "kcheck: PASS on $(KCHECK_KVERS)"
 
 KDEBUG_TREE := $(BUILD)/kdebug/linux
 KDEBUG_KO := $(BUILD)/kmod/debug/dao.ko
-KCHECK_VM_ARGS_kcheck-debug := --memory 1536
+# The randomized ioctl test runs 60 s on the debug kernel, 10 s elsewhere.
+KCHECK_VM_ARGS_kcheck-debug := --memory 1536 --append DAO_FUZZ_SECONDS=60
 
 .PHONY: kdebug-kernel
 kdebug-kernel:

@@ -29,7 +29,7 @@ override LDFLAGS += $(CUDA_LDFLAGS) -Wl,--push-state,--no-as-needed -lcudart -Wl
 define libdao_cuda_variant
 $(BUILD)/$(1)/obj/libdao/backend/cuda/%.o: libdao/src/backend/cuda/%.c
 	@mkdir -p $$(@D)
-	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -MMD -MP -c $$< -o $$@
+	$$(CC) $$(call cflags,$(1)) $$(LIBDAO_OBJ_CFLAGS) $(CUDA_CFLAGS) -MMD -MP -c $$< -o $$@
 
 $(BUILD)/$(1)/lib/libdao.a: $(call libdao_cuda_objs,$(1))
 endef

@@ -4,17 +4,27 @@
 # libdao/src/ holds one folder per layer (Documentation/design.md); the
 # CUDA backends under backend/cuda/ are added by libdao/cuda.mk.
 
-LIBDAO_SRCS := $(sort $(filter-out libdao/src/backend/cuda/%,$(wildcard libdao/src/*/*.c)))
+# The simulated backend and the trace reader are not part of the product:
+# they go into libdao-sim.a (dao_sim.h, dao_trace.h) for daosim and the tests.
+LIBDAO_SIM_SRCS := libdao/src/backend/sim.c libdao/src/trace/trace_read.c
+LIBDAO_SRCS := $(sort $(filter-out libdao/src/backend/cuda/% $(LIBDAO_SIM_SRCS),\
+                 $(wildcard libdao/src/*/*.c)))
 
 # $(call libdao_objs,VARIANT)
 libdao_objs = $(patsubst libdao/src/%.c,$(BUILD)/$(1)/obj/libdao/%.o,$(LIBDAO_SRCS))
+libdao_sim_objs = $(patsubst libdao/src/%.c,$(BUILD)/$(1)/obj/libdao/%.o,$(LIBDAO_SIM_SRCS))
 
 define libdao_variant
 $(BUILD)/$(1)/obj/libdao/%.o: libdao/src/%.c
 	@mkdir -p $$(@D)
-	$$(CC) $$(call cflags,$(1)) -MMD -MP -c $$< -o $$@
+	$$(CC) $$(call cflags,$(1)) $$(LIBDAO_OBJ_CFLAGS) -MMD -MP -c $$< -o $$@
 
 $(BUILD)/$(1)/lib/libdao.a: $(call libdao_objs,$(1))
+	@mkdir -p $$(@D)
+	rm -f $$@
+	$$(AR) rcs $$@ $$^
+
+$(BUILD)/$(1)/lib/libdao-sim.a: $(call libdao_sim_objs,$(1))
 	@mkdir -p $$(@D)
 	rm -f $$@
 	$$(AR) rcs $$@ $$^
@@ -22,13 +32,14 @@ endef
 $(foreach v,rel asan tsan,$(eval $(call libdao_variant,$(v))))
 
 LIBDAO_A  := $(BUILD)/rel/lib/libdao.a
+LIBDAO_SIM_A := $(BUILD)/rel/lib/libdao-sim.a
 
 # libdao without the CUDA backends, for static programs that run where no
 # CUDA runtime is (the module's tests in a VM).
 LIBDAO_NOCUDA_A := $(BUILD)/nocuda/lib/libdao.a
 $(BUILD)/nocuda/obj/libdao/%.o: libdao/src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(filter-out -DDAO_HAVE_CUDA,$(call cflags,rel)) -MMD -MP -c $< -o $@
+	$(CC) $(filter-out -DDAO_HAVE_CUDA,$(call cflags,rel)) $(LIBDAO_OBJ_CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIBDAO_NOCUDA_A): $(call libdao_objs,nocuda)
 	@mkdir -p $(@D)
@@ -37,13 +48,20 @@ $(LIBDAO_NOCUDA_A): $(call libdao_objs,nocuda)
 LIBDAO_SO := $(BUILD)/lib/libdao.so.$(VERSION)
 LIBDAO_LIBS := -pthread -lm
 
-$(LIBDAO_SO): $(call libdao_objs,rel)
+# libdao.map: the exported functions (exactly dao.h's) and their version
+# node; `make check-abi` (libdao/abi.mk) holds the result to it.
+$(LIBDAO_SO): $(call libdao_objs,rel) libdao/libdao.map
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libdao.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^ $(LIBDAO_LIBS) $(LDFLAGS)
+	$(CC) -shared -Wl,-soname,libdao.so.$(SOVERSION) -Wl,--no-undefined \
+		-Wl,--version-script,libdao/libdao.map -o $@ $(filter %.o,$^) $(LIBDAO_LIBS) $(LDFLAGS)
 	ln -sf libdao.so.$(VERSION) $(BUILD)/lib/libdao.so.$(SOVERSION)
 	ln -sf libdao.so.$(SOVERSION) $(BUILD)/lib/libdao.so
 
 $(BUILD)/lib/libdao.a: $(LIBDAO_A)
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(BUILD)/lib/libdao-sim.a: $(LIBDAO_SIM_A)
 	@mkdir -p $(@D)
 	cp $< $@
 
@@ -57,7 +75,7 @@ $(BUILD)/lib/pkgconfig/dao.pc: libdao/dao.pc.in Makefile libdao/libdao.mk libdao
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@LIBS_PRIVATE@|$(DAO_PC_LIBS_PRIVATE)|g' $< > $@
 
-all: $(LIBDAO_SO) $(BUILD)/lib/libdao.a $(BUILD)/lib/pkgconfig/dao.pc
+all: $(LIBDAO_SO) $(BUILD)/lib/libdao.a $(BUILD)/lib/libdao-sim.a $(BUILD)/lib/pkgconfig/dao.pc
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig

@@ -13,6 +13,9 @@
 
 static int tap_n;
 static int tap_failed;
+/* While set, checks are reported with a TAP "# TODO" directive: a known
+ * defect whose failure prove reports but does not count. */
+static const char *tap_todo;
 
 static inline void tap_plan(int n)
 {
@@ -31,12 +34,14 @@ __attribute__((format(printf, 2, 3))) static inline int tap_ok(int cond, const c
 	va_list ap;
 
 	tap_n++;
-	if (!cond)
+	if (!cond && !tap_todo)
 		tap_failed++;
 	printf("%sok %d - ", cond ? "" : "not ", tap_n);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
+	if (tap_todo)
+		printf(" # TODO %s", tap_todo);
 	printf("\n");
 	fflush(stdout);
 	return cond;

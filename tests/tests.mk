@@ -1,15 +1,18 @@
 # User-space tests: every tests/unit/test_*.c is one TAP program, built for
 # the rel and asan variants; those named in TSAN_TESTS also under tsan.
+# They are libdao's own tests: they may include its internal headers, and
+# link libdao-sim.a (simulated backend, trace reader) before libdao.a.
 # Tests that need extra libraries list them in LIBS_<name>.
 
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRCS))
-TSAN_TESTS ?= test_executor test_threads test_publish
+TSAN_TESTS ?= test_executor test_threads test_publish test_api_reentrant test_log_level
 
 define unit_variant
-$(BUILD)/$(1)/tests/%: tests/unit/%.c $(BUILD)/$(1)/lib/libdao.a tests/tap.h
+$(BUILD)/$(1)/tests/%: tests/unit/%.c $(BUILD)/$(1)/lib/libdao-sim.a $(BUILD)/$(1)/lib/libdao.a tests/tap.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(call cflags,$(1)) -Itests -MMD -MP -o $$@ $$< $(BUILD)/$(1)/lib/libdao.a \
+	$$(CC) $$(call cflags,$(1)) $$(LIBDAO_INTERNAL_CFLAGS) -Itests -MMD -MP -o $$@ $$< \
+		$(BUILD)/$(1)/lib/libdao-sim.a $(BUILD)/$(1)/lib/libdao.a \
 		$$(call ldflags,$(1)) $$(LIBS_$$*) -lm
 endef
 $(foreach v,rel asan tsan,$(eval $(call unit_variant,$(v))))
@@ -20,6 +23,9 @@ UNIT_tsan := $(addprefix $(BUILD)/tsan/tests/,$(filter $(TSAN_TESTS),$(UNIT_NAME
 
 # Extra check steps other fragments add (fuzzing, tool tests) go here.
 CHECK_EXTRA ?=
+# (Included before the check rule below, which expands CHECK_EXTRA as it is read.)
+include tests/abi/abi.mk
+include tests/layers/layers.mk
 
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1

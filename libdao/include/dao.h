@@ -53,7 +53,12 @@ typedef enum dao_status {
 	DAO_ERR_IO = 15,         /* reading or writing a file failed */
 	DAO_ERR_FORMAT = 16,     /* malformed input (trace, number) */
 	DAO_ERR_FAILED = 17,     /* an earlier asynchronous failure poisoned the context */
+	DAO_ERR_LIMIT = 18,      /* a fixed limit is reached (contexts open at once, handles) */
+	DAO_ERR_REENTRANT = 19,  /* called from a kernel function where it would wait for that kernel */
 } dao_status;
+
+/* The highest status value this version returns. */
+#define DAO_STATUS_LAST DAO_ERR_REENTRANT
 
 /* Human-readable text for a status; never NULL. */
 DAO_API const char *dao_strerror(dao_status status);
@@ -103,7 +108,8 @@ typedef enum dao_log_level {
  *   host_budget    DAO_HOST_BUDGET    bytes with suffix, or N% of host memory
  *   policy         DAO_POLICY         dao|belady|lru|fifo
  *   lookahead      DAO_LOOKAHEAD      kernels the job may run ahead (default 64)
- *   log_level      DAO_LOG            silent|error|warn|info|debug
+ *   log_level      DAO_LOG            silent|error|warn|info|debug, for this
+ *                                     context only (errors opening it included)
  *   trace_path     DAO_TRACE          write a dao-trace v1 to this file
  *   job_name       DAO_JOB            name shown by daoctl
  */
@@ -135,7 +141,9 @@ typedef struct dao_ctx {
 } dao_ctx;
 
 /* A buffer or a view. Handles carry a generation: a released handle stays
- * invalid even when its slot is reused. */
+ * invalid (DAO_ERR_HANDLE) forever, even when its slot is reused; a slot that
+ * has issued every generation retires. Handles carry their context's tag: in
+ * another open context they are DAO_ERR_FOREIGN. */
 typedef struct dao_buf {
 	uint64_t id;
 } dao_buf;
@@ -143,7 +151,13 @@ typedef struct dao_buf {
 #define DAO_CTX_NULL ((dao_ctx){0})
 #define DAO_BUF_NULL ((dao_buf){0})
 
-/* Open a context; cfg may be NULL (all defaults and environment). */
+/* Open a context; cfg may be NULL (all defaults and environment).
+ * Without DAO_CONFIG_PRIVATE the context joins the process's device for its
+ * backend when one is open: settings its config leaves unset come from the
+ * device, settings it gives explicitly (budget after rounding, policy,
+ * lookahead, host budget, trace file, DAO_CONFIG_DETERMINISTIC) must match
+ * the device's, else DAO_ERR_CONFLICT. At most 4095 contexts are open at
+ * once; one more is DAO_ERR_LIMIT. */
 DAO_API DAO_NODISCARD dao_status dao_open(const dao_config *cfg, dao_ctx *out);
 
 /* Drain all work, free every buffer, close. Handles still unreleased are
@@ -189,14 +203,21 @@ typedef struct dao_operand {
 typedef struct dao_kernel_args {
 	void *user;           /* the pointer given at launch */
 	void *const *ptrs;    /* device pointer of each operand, in launch order
-				 (NULL for an operand of zero bytes) */
+				 (NULL for an operand of zero bytes, whose
+				 owner is then neither fetched nor changed) */
 	const uint64_t *sizes; /* bytes of each operand */
 	uint32_t count;
 	uint32_t reserved;
 	void *stream; /* cudaStream_t on CUDA backends, NULL on host */
 } dao_kernel_args;
 
-/* Return 0 on success; anything else fails the context (DAO_ERR_KERNEL). */
+/* Return 0 on success; anything else fails the context (DAO_ERR_KERNEL).
+ * It runs on the executor thread of its device, which waits for it. Inside it,
+ * calls on handles work (create, view, retain, release, label, size, stats,
+ * info); calls that queue work or wait for it (launch, write, read, sync,
+ * iteration, close) on a context of the same device return
+ * DAO_ERR_REENTRANT and change nothing, since they would wait for this very
+ * kernel. */
 typedef int (*dao_kernel_fn)(const dao_kernel_args *args);
 
 /* Queue a kernel; returns once accepted (blocking only while the lookahead

@@ -158,6 +158,26 @@ undocumented=$(perl -MJSON::PP -e 'local $/; open(my $f, "<", $ARGV[0]) or die;
 ok $? "Documentation/daoctl.md documents every member of ps --json${undocumented:+ (missing: $undocumented)}"
 ok $(is1 "$(json "$tmp/held.out" '$j->{stats}{evictions} > 0')") \
 	"the budget forced evictions (the comparisons above mean something)"
+
+# An older libdao (layout 1, no slurm_job_id) still running beside a new
+# daoctl: made from the held job's segment by cutting the appended word out
+# of its header, as serial 99 of the same (live) process.
+v1=/dev/shm/dao.$uid.$pid_held.99
+perl -e 'local $/; open(my $f, "<", $ARGV[0]) or die; my $s = <$f>;
+	my $h = substr($s, 0, 184); my $rest = substr($s, 192);
+	substr($h, 8, 4) = pack("L<", 1);                                  # version
+	substr($h, 16, 8) = pack("Q<", unpack("Q<", substr($h, 16, 8)) - 8); # total_bytes
+	substr($h, 24, 8) = pack("Q<", 184);                               # summary_off
+	substr($h, 32, 8) = pack("Q<", unpack("Q<", substr($h, 32, 8)) - 8); # table_off
+	substr($h, 64, 4) = pack("L<", 99);                                # serial
+	umask 077; open(my $o, ">", $ARGV[1]) or die; print $o $h . $rest; close $o or die' \
+	"$(ls /dev/shm/dao."$uid"."$pid_held".* | grep -v '\.99$' | head -1)" "$v1"
+"$daoctl" show "$pid_held" --json >"$tmp/show-v1.json"
+ok $(is1 "$(json "$tmp/show-v1.json" '$j->{process}{devices} == 2 &&
+	(grep { $_->{serial} == 99 && $_->{kernels} > 0 } @{$j->{devices}}) == 1 &&
+	!defined $j->{process}{slurm_job_id}')") \
+	"a layout-1 segment is read beside a layout-2 one (no Slurm job id)"
+rm -f "$v1"
 ok $(is1 "$(json "$tmp/show.json" '$j->{process}{kernels} == $k->{stats}{kernels} &&
 	$j->{devices}[0]{kernels} == $k->{stats}{kernels}' "$tmp/held.out")") \
 	"show --json: process and device summaries equal the job's"
@@ -183,7 +203,7 @@ for key in next last; do
 		"show --sort $key orders by $member, none last"
 done
 "$daoctl" ps >"$tmp/ps.txt"
-grep -Eq "^ *$pid_held +held +host " "$tmp/ps.txt"
+grep -Eq "^ *$pid_held +- +held +host " "$tmp/ps.txt"
 ok $? "ps shows the job on a line of its own"
 "$daoctl" show "$pid_held" >"$tmp/show.txt"
 grep -q "job held" "$tmp/show.txt" && grep -Eq '^ +[0-9]+ +buf9 ' "$tmp/show.txt"

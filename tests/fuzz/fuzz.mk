@@ -6,10 +6,10 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-                -fno-sanitize-recover=all -Ilibdao/include -Ilibdao/src $(WARN)
+                -fno-sanitize-recover=all -Ilibdao/include $(WARN)
 FUZZ_BIN     := $(BUILD)/fuzz/fuzz_trace
 
-$(FUZZ_BIN): tests/fuzz/fuzz_trace.c libdao/src/trace/trace_read.c libdao/src/trace/trace.h
+$(FUZZ_BIN): tests/fuzz/fuzz_trace.c libdao/src/trace/trace_read.c libdao/include/dao_trace.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_trace.c libdao/src/trace/trace_read.c
 

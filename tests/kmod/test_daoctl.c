@@ -3,7 +3,7 @@
  * test_daoctl.c - daoctl with the module loaded: `status` reports the module,
  * its version and the node limit as the module itself does; `ps` shows a live
  * libdao job's pinned bytes as libdao counts them beside the kernel's count;
- * `limit` sets the node limit as root, and a user without CAP_NET_ADMIN is
+ * `limit` sets the node limit as root, and a user without CAP_SYS_ADMIN or CAP_SYS_RESOURCE is
  * refused with a reason and changes nothing.
  *
  * daoctl and dao-pubjob are found on PATH (the VM packs them beside the

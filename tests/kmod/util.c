@@ -271,6 +271,11 @@ int dnl_open(struct nl_sock **out)
 	return 0;
 }
 
+int dnl_family(void)
+{
+	return dao_family;
+}
+
 void dnl_close(struct nl_sock *sk)
 {
 	nl_socket_free(sk);
@@ -327,6 +332,7 @@ static void proc_from(struct nlattr **tb, void *arg)
 	p->regions = get64(tb, DAO_NL_A_PROC_REGIONS);
 	p->peak = get64(tb, DAO_NL_A_PROC_PEAK);
 	p->refused = get64(tb, DAO_NL_A_PROC_REFUSED);
+	p->orphaned = tb[DAO_NL_A_PROC_ORPHANED] != NULL;
 }
 
 int dnl_dump_procs(struct nl_sock *sk, struct proc_state *out, int max, int *n)

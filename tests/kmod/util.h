@@ -49,6 +49,7 @@ struct proc_state {
 	uint32_t pid, uid;
 	char comm[16];
 	uint64_t pinned, regions, peak, refused;
+	int orphaned; /* DAO_NL_A_PROC_ORPHANED present */
 };
 struct dao_event {
 	int cmd;
@@ -57,6 +58,8 @@ struct dao_event {
 };
 
 int dnl_open(struct nl_sock **sk);
+/* The family's id, after a successful dnl_open. */
+int dnl_family(void);
 void dnl_close(struct nl_sock *sk);
 int dnl_get_node(struct nl_sock *sk, struct node_state *st);
 /* Fills up to max entries, *n gets how many processes there were. */

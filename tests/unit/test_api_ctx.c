@@ -195,10 +195,10 @@ static void test_many_contexts(void)
 
 static void test_strings(void)
 {
-	const char *seen[DAO_ERR_FAILED + 1];
+	const char *seen[DAO_STATUS_LAST + 1];
 	int bad = 0;
 
-	for (int s = DAO_OK; s <= DAO_ERR_FAILED; s++) {
+	for (int s = DAO_OK; s <= DAO_STATUS_LAST; s++) {
 		seen[s] = dao_strerror((dao_status)s);
 		if (!seen[s] || !*seen[s])
 			bad++;

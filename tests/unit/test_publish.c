@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
-#include "core/publish_layout.h"
+#include "dao_publish.h"
 
 #define HAMMER_WORDS 61 /* odd, and more than one cache line */
 
@@ -258,8 +258,13 @@ static void test_segment(void)
 	dao_stats ds;
 	dao_buf bufs[NBUF];
 	uint64_t sorted = 1, labels = 1, dist = 1;
+	dao_ctx ctx;
+
+	/* As slurmstepd sets it for every task. */
+	setenv("SLURM_JOB_ID", "4242", 1);
 	/* Room for the two largest operands of one kernel, not for all six. */
-	dao_ctx ctx = open_job(11 * UNIT);
+	ctx = open_job(11 * UNIT);
+	unsetenv("SLURM_JOB_ID");
 
 	tap_ok(find_own(path, sizeof(path)) == 1, "opening a context publishes one segment");
 	tap_ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600 && st.st_uid == getuid(),
@@ -286,6 +291,7 @@ static void test_segment(void)
 	tap_ok(!strcmp(v.h.job, "publish-test") && !strcmp(v.h.backend, "host") &&
 		       v.h.budget == 11 * UNIT,
 	       "job name, backend and budget are the configured ones");
+	tap_ok(v.h.slurm_job_id == 4242, "the header carries SLURM_JOB_ID (layout 2)");
 
 	for (int i = 0; i < NBUF; i++) {
 		char label[16];

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/sim.h"
+#include "backend/backend.h"
+#include "dao_sim.h"
 #include "tap.h"
 
 static void test_presets(void)
@@ -121,7 +122,7 @@ static void test_create(void)
 	tap_ok(!be->holds_data && be->arena_bytes == 1000 && be->align == 1 &&
 		       be->device_memory == m.memory_bytes && strcmp(be->ops->name, "sim") == 0,
 	       "no data, arena = budget, align 1, device memory from the model");
-	tap_ok(be->ops->dev_ptr(be, 0) == NULL, "dev_ptr is NULL");
+	tap_ok(be->ops->kernel_ptr(be, NULL, 0, 0) == NULL, "kernel_ptr is NULL");
 	tap_ok(be->ops->host_alloc(be, 100, &p, &pin) == DAO_OK && p == NULL && !pin,
 	       "host_alloc succeeds with no memory");
 	be->ops->host_free(be, NULL, 100, 0);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../tools/daosim/replay.h"
+#include "backend/backend.h"
 #include "tap.h"
 
 /* Buffer sizes are multiples of the host arena's granularity, so both

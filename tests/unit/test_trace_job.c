@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "trace/trace.h"
+#include "dao_trace.h"
 
 int main(void)
 {

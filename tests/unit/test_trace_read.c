@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "trace/trace.h"
+#include "dao_trace.h"
 
 #define H "dao-trace 1\n"
 

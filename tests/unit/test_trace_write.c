@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "trace/trace.h"
+#include "dao_trace.h"
+#include "trace/trace_writer.h"
 
 static char path[] = "/tmp/dao-test-write-XXXXXX";
 

@@ -18,6 +18,7 @@
 #include "gpu/program.h"
 
 #include "backend/backend.h"
+#include "dao_sim.h"
 
 #define UNI_GRANULE 64u
 #define UNI_MAX_RANGES (PROG_MAX_BUFS * 2)
@@ -74,9 +75,10 @@ static void move(struct uni_backend *u, void *host, bool to_device)
 	}
 }
 
-static void *uni_dev_ptr(struct dao_backend *be, uint64_t off)
+static void *uni_kernel_ptr(struct dao_backend *be, void *host, uint64_t dev_off,
+			    uint64_t view_off)
 {
-	return NULL;
+	return (char *)host + view_off; /* unified: kernels use the host copy */
 }
 
 static dao_status uni_host_alloc(struct dao_backend *be, uint64_t bytes, void **ptr,
@@ -162,7 +164,7 @@ static void uni_destroy(struct dao_backend *be)
 
 static const struct dao_backend_ops uni_ops = {
 	.name = "unified-model",
-	.dev_ptr = uni_dev_ptr,
+	.kernel_ptr = uni_kernel_ptr,
 	.host_alloc = uni_host_alloc,
 	.host_free = uni_host_free,
 	.copy = uni_copy,

@@ -6,6 +6,8 @@
 set -u
 
 bin=${DAO_BENCH:-build/bin/dao-bench}
+# The checks below set the DAO_* variables they are about, and only those.
+unset DAO_BACKEND DAO_DEVICE_BUDGET DAO_HOST_BUDGET DAO_POLICY DAO_LOOKAHEAD DAO_SUMMARY DAO_LOG
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../../tests/tap.sh"
@@ -41,6 +43,16 @@ json_ok "$tmp/copy.json" '
 	$j->[1]{pattern} eq "fetch" && $j->[1]{h2d_bytes} == 8 << 20 && $j->[1]{d2h_bytes} == 0 &&
 	!grep { !($_->{gbps} > 0 && $_->{memcpy_gbps} > 0 && $_->{ratio} > 0) } @$j'
 ok $? "copy --json: bytes moved are those of a miss on every kernel"
+
+# DAO_BACKEND counts (a batch system sets it for every task): the tool's own
+# default must not win. Without a GPU libdao refuses cuda-managed; never host.
+DAO_LOG=info DAO_BACKEND=cuda-managed "$bin" overhead --kernels 10 --json >"$tmp/env.out" \
+	2>"$tmp/env.err"
+rc=$?
+ok "$( { test $rc = 0 && grep -q 'opened context on cuda-managed backend' "$tmp/env.err" &&
+	! grep -q 'on host backend' "$tmp/env.err"; } ||
+	{ test $rc != 0 && grep -qi backend "$tmp/env.err"; }; echo $?)" \
+	"DAO_BACKEND=cuda-managed is honoured (runs there or is refused, never on host)"
 
 refuse() {
 	"$bin" "$@" >"$tmp/r.out" 2>"$tmp/r.err"

@@ -6,6 +6,8 @@
 set -u
 
 bin=${DAO_CHOLESKY:-build/bin/dao-cholesky}
+# The checks below set the DAO_* variables they are about, and only those.
+unset DAO_BACKEND DAO_DEVICE_BUDGET DAO_HOST_BUDGET DAO_POLICY DAO_LOOKAHEAD DAO_SUMMARY
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../../tests/tap.sh"
@@ -108,6 +110,39 @@ refuse unknown "unknown option" --n 64 --tile 32 --budget 1M --bogus
 refuse no-value "needs a value" --n 64 --tile 32 --budget
 refuse positional "unexpected" --n 64 --tile 32 --budget 1M extra
 refuse missing "required" --n 64 --tile 32
+
+# The DAO_* environment counts unless a flag says otherwise (a batch system
+# sets it for every task): the tool's own defaults must not win over it.
+env_run() {
+	local name=$1
+	shift
+	env "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	echo $? >"$tmp/$name.rc"
+}
+env_run env-backend DAO_BACKEND=cuda-managed "$bin" --json --n 64 --tile 32 --budget 1M
+# With a GPU it runs there; without one libdao refuses the backend. Never host.
+ok "$( { test "$(rc_of env-backend)" = 0 &&
+	test "$(json "$tmp/env-backend.out" '$j->{backend} eq "cuda-managed"')" = 1; } ||
+	{ test "$(rc_of env-backend)" != 0 && grep -qi 'backend' "$tmp/env-backend.err"; }; echo $?)" \
+	"DAO_BACKEND=cuda-managed is honoured (runs there or is refused, never on host)"
+env_run env-backend-flag DAO_BACKEND=cuda-managed "$bin" --json --n 64 --tile 32 --budget 1M \
+	--backend host
+ok "$(test "$(rc_of env-backend-flag)" = 0 &&
+	test "$(json "$tmp/env-backend-flag.out" '$j->{backend} eq "host"')" = 1; echo $?)" \
+	"--backend host wins over DAO_BACKEND"
+env_run env-budget DAO_DEVICE_BUDGET=96K DAO_POLICY=lru DAO_LOOKAHEAD=7 "$bin" --json \
+	--n 128 --tile 32
+ok "$(test "$(rc_of env-budget)" = 0 && test "$(json "$tmp/env-budget.out" \
+	'$j->{passed} && $j->{budget_bytes} == 98304 && $j->{policy} eq "lru" && $j->{lookahead} == 7')" = 1
+	echo $?)" "DAO_DEVICE_BUDGET, DAO_POLICY and DAO_LOOKAHEAD stand in for --budget, --policy, --lookahead"
+env_run env-budget-flag DAO_DEVICE_BUDGET=96K DAO_POLICY=lru "$bin" --json --n 128 --tile 32 \
+	--budget 128K --policy fifo
+ok "$(test "$(rc_of env-budget-flag)" = 0 && test "$(json "$tmp/env-budget-flag.out" \
+	'$j->{budget_bytes} == 131072 && $j->{policy} eq "fifo"')" = 1; echo $?)" \
+	"--budget and --policy win over DAO_DEVICE_BUDGET and DAO_POLICY"
+env_run env-budget-bad DAO_DEVICE_BUDGET=lots "$bin" --n 64 --tile 32
+ok "$(test "$(rc_of env-budget-bad)" = 2 && grep -q DAO_DEVICE_BUDGET "$tmp/env-budget-bad.err"
+	echo $?)" "refused with a reason: DAO_DEVICE_BUDGET=lots"
 
 # A malformed DAO_* variable is a bad input too (libdao names it).
 DAO_POLICY=nope "$bin" --n 64 --tile 32 --budget 1M >"$tmp/env.out" 2>"$tmp/env.err"

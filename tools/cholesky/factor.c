@@ -230,19 +230,21 @@ int chol_factor(const struct chol_problem *p, const struct chol_run_config *rc,
 	ret = open_ctx(&jb);
 	if (ret)
 		goto out_free;
-#ifdef DAO_HAVE_CUDA
-	/* After dao_open: without a device, libdao's refusal says why. */
-	if ((rc->backend == DAO_BACKEND_CUDA_MANAGED || rc->backend == DAO_BACKEND_CUDA_EXPLICIT) &&
-	    chol_gpu_create(p->nt, &jb.geom.gpu)) {
-		ret = CHOL_EXIT_FAILED;
-		goto out_close;
-	}
-#endif
 	st = dao_info_get(jb.ctx, &out->info);
 	if (st != DAO_OK) {
 		ret = dao_failed("dao_info_get", st);
 		goto out_close;
 	}
+#ifdef DAO_HAVE_CUDA
+	/* After dao_open: without a device, libdao's refusal says why. The
+	 * backend is the one libdao chose (DAO_BACKEND when no --backend). */
+	if ((out->info.backend == DAO_BACKEND_CUDA_MANAGED ||
+	     out->info.backend == DAO_BACKEND_CUDA_EXPLICIT) &&
+	    chol_gpu_create(p->nt, &jb.geom.gpu)) {
+		ret = CHOL_EXIT_FAILED;
+		goto out_close;
+	}
+#endif
 	ret = load(&jb, scratch);
 	if (ret)
 		goto out_close;

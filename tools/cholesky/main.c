@@ -40,6 +40,12 @@ static int resolve_budget(const struct chol_options *o, const struct chol_proble
 {
 	uint64_t need = chol_min_budget(p, o->backend);
 
+	/* No --budget: libdao takes DAO_DEVICE_BUDGET (a percentage there is
+	 * of device memory) and refuses a kernel that does not fit. */
+	if (!o->budget_given) {
+		*budget = 0;
+		return CHOL_EXIT_OK;
+	}
 	if (o->budget_is_percent)
 		*budget = (uint64_t)((double)matrix_bytes * o->budget_percent / 100.0);
 	else

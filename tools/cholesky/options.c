@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: dao-cholesky --n N --tile T --budget B [options]\n"
+		"usage: dao-cholesky --n N --tile T [--budget B] [options]\n"
 		"\n"
 		"Factor a random symmetric positive definite N x N matrix (A = L L^T) as\n"
 		"T x T tiles, one libdao buffer per tile of the lower triangle, with the\n"
@@ -25,11 +25,14 @@ static void usage(FILE *f)
 		"  --n N          matrix order (N not a multiple of T is padded with identity)\n"
 		"  --tile T       tile order, 1 <= T <= N\n"
 		"  --budget B     device budget: bytes with a K/M/G/T suffix (\"48M\"), or a\n"
-		"                 percentage of the matrix bytes libdao holds (\"25%%\")\n"
+		"                 percentage of the matrix bytes libdao holds (\"25%%\");\n"
+		"                 without it, DAO_DEVICE_BUDGET (a percentage there is of\n"
+		"                 device memory)\n"
 		"  --compare      run again with an unlimited budget, print both, check that\n"
 		"                 the two factors are bit-identical\n"
 		"  --json         print one JSON object instead of text\n"
-		"  --backend B    host | cuda-explicit | cuda-managed (default host); on CUDA\n"
+		"  --backend B    host | cuda-explicit | cuda-managed (default DAO_BACKEND,\n"
+		"                 else host); on CUDA\n"
 		"                 the tile kernels are cuSOLVER's and cuBLAS's\n"
 		"  --policy P     dao | belady | lru | fifo (default: libdao's, DAO_POLICY)\n"
 		"  --lookahead W  kernels libdao may see ahead (default: libdao's)\n"
@@ -155,7 +158,11 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 	memset(o, 0, sizeof(*o));
 	o->seed = 1;
 	o->threads = 1;
-	o->backend = DAO_BACKEND_HOST;
+	/* Without --backend: DAO_BACKEND when set (libdao reads it and
+	 * refuses a bad one), else host, the backend the tile kernels need
+	 * no GPU for. */
+	o->backend = getenv("DAO_BACKEND") && *getenv("DAO_BACKEND") ? DAO_BACKEND_DEFAULT
+								      : DAO_BACKEND_HOST;
 	*help = false;
 	opterr = 0;
 	optind = 1;
@@ -224,8 +231,10 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 		usage(stderr);
 		return CHOL_EXIT_USAGE;
 	}
-	if (!o->n || !o->tile || !o->budget_given) {
-		fprintf(stderr, "dao-cholesky: --n, --tile and --budget are required\n");
+	if (!o->n || !o->tile || (!o->budget_given && !(getenv("DAO_DEVICE_BUDGET") &&
+							    *getenv("DAO_DEVICE_BUDGET")))) {
+		fprintf(stderr, "dao-cholesky: --n, --tile and --budget (or DAO_DEVICE_BUDGET) "
+				"are required\n");
 		usage(stderr);
 		return CHOL_EXIT_USAGE;
 	}

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "core/publish_layout.h"
+#include "dao_publish.h"
 
 /* Exit statuses. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -42,6 +42,7 @@ struct proc {
 	char job[DAO_PUB_TEXT];
 	char backend[DAO_PUB_SHORT];
 	char policy[DAO_PUB_SHORT];
+	uint64_t slurm_job_id; /* 0: not a Slurm job, or a layout-1 segment */
 	uint32_t nseg;
 	struct seg *segs;
 	struct dao_pub_summary sum; /* summed over the devices */

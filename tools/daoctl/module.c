@@ -224,7 +224,7 @@ int node_set_limit(uint64_t bytes, char *err, size_t errlen)
 		return 0;
 	switch (-rc) {
 	case NLE_PERM:
-		snprintf(err, errlen, "permission denied: setting the node limit needs CAP_NET_ADMIN");
+		snprintf(err, errlen, "permission denied: setting the node limit needs CAP_SYS_ADMIN or CAP_SYS_RESOURCE");
 		return -EPERM;
 	case NLE_RANGE:
 		snprintf(err, errlen, "the module refused the limit as out of range");

@@ -91,12 +91,15 @@ static void clean_text(char *s, size_t cap)
 
 static bool header_valid(const struct dao_pub_header *h, const uint32_t name[3], off_t size)
 {
-	if (h->magic != DAO_PUB_MAGIC || h->version != DAO_PUB_VERSION)
+	/* Each version appends to the header; summary_off says how long it is. */
+	size_t hdr_bytes = h->version == 1 ? DAO_PUB_HEADER_V1_BYTES : sizeof(*h);
+
+	if (h->magic != DAO_PUB_MAGIC || h->version < 1 || h->version > DAO_PUB_VERSION)
 		return false;
 	if (h->total_bytes != (uint64_t)size || h->uid != name[0] || h->pid != name[1] ||
 	    h->serial != name[2] || !h->buf_cap || h->buf_cap > BUF_CAP_MAX)
 		return false;
-	if (h->summary_off != sizeof(*h) ||
+	if (h->summary_off != hdr_bytes ||
 	    h->table_off != h->summary_off + dao_pub_summary_bytes())
 		return false;
 	return h->table_off + dao_pub_table_bytes(h->buf_cap) <= h->total_bytes;
@@ -171,6 +174,10 @@ static enum seg_result read_segment(int dirfd, const char *name, const uint32_t 
 	memcpy(&g->hdr, map, sizeof(g->hdr));
 	if (!header_valid(&g->hdr, id, st.st_size))
 		goto out;
+	/* A version-1 header ends before the fields version 2 appended. */
+	if (g->hdr.version == 1)
+		memset((char *)&g->hdr + DAO_PUB_HEADER_V1_BYTES, 0,
+		       sizeof(g->hdr) - DAO_PUB_HEADER_V1_BYTES);
 	alive = proc_alive(g->hdr.pid, g->hdr.start_time, true);
 	if (alive == 0) {
 		res = SEG_STALE;
@@ -230,6 +237,7 @@ static int add_seg(struct scan *s, struct seg *g)
 		memcpy(p->job, g->hdr.job, sizeof(p->job));
 		memcpy(p->backend, g->hdr.backend, sizeof(p->backend));
 		memcpy(p->policy, g->hdr.policy, sizeof(p->policy));
+		p->slurm_job_id = g->hdr.slurm_job_id;
 	}
 	segs = realloc(p->segs, (p->nseg + 1) * sizeof(*segs));
 	if (!segs)

@@ -81,6 +81,10 @@ void proc_json(FILE *f, const struct proc *p, bool module)
 	json_str(f, p->backend);
 	fputs(",\"policy\":", f);
 	json_str(f, p->policy);
+	if (p->slurm_job_id)
+		fprintf(f, ",\"slurm_job_id\":%" PRIu64, p->slurm_job_id);
+	else
+		fputs(",\"slurm_job_id\":null", f);
 	fprintf(f, ",\"devices\":%u", p->nseg);
 	summary_json(f, &p->sum);
 	if (!module)
@@ -191,18 +195,25 @@ int cmd_status(const struct node *n, const struct scan *s, int format)
 
 void ps_text(FILE *f, const struct node *n, const struct scan *s, uint32_t max_rows)
 {
-	char b[12][24];
+	char b[12][24], slurm[24];
 
-	fprintf(f, "%7s %-16s %-13s %7s %7s %7s %7s %7s %6s %7s %7s %7s %7s %7s %7s\n", "PID",
-		"JOB", "BACKEND", "BUDGET", "DEVICE", "PEAK", "HOST", n->loaded ? "KPINNED" : "PINNED",
+	/* SLURM (the Slurm job id, "-" outside Slurm) comes second: the
+	 * column an operator matches against squeue. */
+	fprintf(f, "%7s %8s %-16s %-13s %7s %7s %7s %7s %7s %6s %7s %7s %7s %7s %7s %7s\n", "PID",
+		"SLURM", "JOB", "BACKEND", "BUDGET", "DEVICE", "PEAK", "HOST",
+		n->loaded ? "KPINNED" : "PINNED",
 		"BUFS", "KERNELS", "FETCH", "EVICT", "H2D", "D2H", "STALL");
 	for (uint32_t i = 0; i < s->n && (!max_rows || i < max_rows); i++) {
 		const struct proc *p = &s->procs[i];
 		uint64_t pinned = n->loaded ? (p->k ? p->k->pinned : 0) : p->sum.pinned_bytes;
 
+		if (p->slurm_job_id)
+			snprintf(slurm, sizeof(slurm), "%" PRIu64, p->slurm_job_id);
+		else
+			snprintf(slurm, sizeof(slurm), "-");
 		fprintf(f,
-			"%7u %-16.16s %-13.13s %7s %7s %7s %7s %7s %6s %7s %7s %7s %7s %7s %6.2fs\n",
-			p->pid, p->job, p->backend, fmt_bytes(b[0], 24, p->sum.budget_bytes),
+			"%7u %8s %-16.16s %-13.13s %7s %7s %7s %7s %7s %6s %7s %7s %7s %7s %7s %6.2fs\n",
+			p->pid, slurm, p->job, p->backend, fmt_bytes(b[0], 24, p->sum.budget_bytes),
 			fmt_bytes(b[1], 24, p->sum.device_bytes),
 			fmt_bytes(b[2], 24, p->sum.peak_device_bytes),
 			fmt_bytes(b[3], 24, p->sum.host_bytes), fmt_bytes(b[4], 24, pinned),
@@ -413,8 +424,11 @@ int cmd_show(const struct node *n, struct scan *s, uint32_t pid, int sort, int f
 		printf("]}\n");
 		return EXIT_OK;
 	}
-	printf("pid %u, job %s, backend %s, policy %s, uid %u\n", p->pid, p->job, p->backend,
+	printf("pid %u, job %s, backend %s, policy %s, uid %u", p->pid, p->job, p->backend,
 	       p->policy, p->uid);
+	if (p->slurm_job_id)
+		printf(", slurm job %" PRIu64, p->slurm_job_id);
+	putchar('\n');
 	printf("module:    %s", module_line(line, sizeof(line), n));
 	if (n->loaded)
 		printf("; pins %s", fmt_bytes(a, 24, p->k ? p->k->pinned : 0));

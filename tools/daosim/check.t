@@ -7,6 +7,8 @@
 set -u
 
 bin=${DAOSIM:-build/bin/daosim}
+# The checks below set the DAO_* variables they are about, and only those.
+unset DAO_POLICY DAO_LOOKAHEAD DAO_DEVICE_BUDGET DAO_BACKEND
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../../tests/tap.sh"
@@ -46,6 +48,20 @@ done
 grep -q "LP h2d" "$tmp/table"
 ok $? "table shows the LP bounds"
 
+# DAO_POLICY and DAO_LOOKAHEAD count unless --policy / --lookahead is given
+# (daosim's budget is its own: a percentage there is of the trace).
+DAO_POLICY=lru "$bin" --json "$tmp/small.trace" >"$tmp/env.json" 2>"$tmp/err"
+[ $? = 0 ] && [ "$(json "$tmp/env.json" '$j->{traces}[0]{policies}[0]{policy} eq "lru"')" = 1 ]
+ok $? "DAO_POLICY=lru is the policy replayed without --policy"
+DAO_POLICY=lru "$bin" --policy fifo --json "$tmp/small.trace" >"$tmp/env.json" 2>"$tmp/err"
+[ $? = 0 ] && [ "$(json "$tmp/env.json" '$j->{traces}[0]{policies}[0]{policy} eq "fifo"')" = 1 ]
+ok $? "--policy fifo wins over DAO_POLICY"
+DAO_POLICY=nope "$bin" --json "$tmp/small.trace" >"$tmp/env.json" 2>"$tmp/err"
+[ $? = 2 ] && grep -q DAO_POLICY "$tmp/err"
+ok $? "refused with a reason: DAO_POLICY=nope"
+DAO_LOOKAHEAD=0 "$bin" --json "$tmp/small.trace" >"$tmp/env.json" 2>"$tmp/err"
+[ $? = 2 ] && grep -q DAO_LOOKAHEAD "$tmp/err"
+ok $? "refused with a reason: DAO_LOOKAHEAD=0"
 "$bin" --policy all --budget 2M --json --plot "$tmp/p.svg" "$tmp/small.trace" >"$tmp/j.json" 2>"$tmp/err"
 ok $? "--json and --plot"
 [ "$(json "$tmp/j.json" 'scalar @{$j->{traces}} == 1 && scalar @{$j->{traces}[0]{policies}} == 4')" = 1 ]

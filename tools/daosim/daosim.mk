@@ -21,7 +21,7 @@ $(BUILD)/$(1)/lib/libdaosim.a: $(patsubst tools/daosim/%.c,$(BUILD)/$(1)/obj/too
 endef
 $(foreach v,rel asan,$(eval $(call daosim_variant,$(v))))
 
-$(DAOSIM_BIN): $(BUILD)/rel/obj/tools/daosim/main.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_A)
+$(DAOSIM_BIN): $(BUILD)/rel/obj/tools/daosim/main.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_SIM_A) $(LIBDAO_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
 
@@ -31,7 +31,8 @@ all: $(DAOSIM_BIN)
 # from the test's own path (build/VARIANT/tests/NAME), then libdao.a again
 # (the link line names it before these) and GLPK.
 daosim_variant_dir = $(patsubst %/tests/,%,$(dir $@))
-daosim_test_libs = $(daosim_variant_dir)/lib/libdaosim.a $(daosim_variant_dir)/lib/libdao.a \
+daosim_test_libs = $(daosim_variant_dir)/lib/libdaosim.a $(daosim_variant_dir)/lib/libdao-sim.a \
+	$(daosim_variant_dir)/lib/libdao.a \
 	$(DAOSIM_LIBS)
 DAOSIM_TESTS := test_lp_bound test_sim_replay test_sim_backend_match
 $(foreach t,$(DAOSIM_TESTS),$(eval LIBS_$(t) = $$(daosim_test_libs)))

@@ -34,9 +34,11 @@ static void usage(FILE *f)
 	      "              TRACE...\n"
 	      "  --budget     device budget: bytes (K/M/G/T suffixes) or a percentage of\n"
 	      "               the trace's peak live bytes (default 50%)\n"
-	      "  --policy     eviction policy to replay, or all four (default dao)\n"
-	      "  --lookahead  kernels the job runs ahead of the device (default 65536:\n"
-	      "               the whole trace is known, as by an offline planner)\n"
+	      "  --policy     eviction policy to replay, or all four (default DAO_POLICY,\n"
+	      "               else dao)\n"
+	      "  --lookahead  kernels the job runs ahead of the device (default\n"
+	      "               DAO_LOOKAHEAD, else 65536: the whole trace is known, as by an\n"
+	      "               offline planner)\n"
 	      "  --device     preset h100 or a100, or a device file (default h100)\n"
 	      "  --json       one JSON document instead of the table\n"
 	      "  --plot       write occupancy and copy activity over time as SVG\n",
@@ -110,6 +112,42 @@ static int parse_device(const char *s, struct options *o)
 	return -1;
 }
 
+/* what: "--lookahead " or "DAO_LOOKAHEAD=", for the message. */
+static int parse_lookahead(const char *what, const char *s, struct options *o)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || v == 0 || v > 65536 || s[0] == '-') {
+		fprintf(stderr, "daosim: %s%s: expected 1..65536\n", what, s);
+		return -1;
+	}
+	o->lookahead = (uint32_t)v;
+	return 0;
+}
+
+/* DAO_POLICY and DAO_LOOKAHEAD are the defaults the flags override, as for
+ * every dao tool. DAO_DEVICE_BUDGET is not: a percentage there is of device
+ * memory, daosim's is of the trace's peak, so its budget is --budget only. */
+static int env_defaults(struct options *o)
+{
+	const char *v = getenv("DAO_POLICY");
+
+	if (v && *v) {
+		if (!strcmp(v, "all") || parse_policy(v, o)) {
+			fprintf(stderr, "daosim: DAO_POLICY=%s: expected dao, belady, lru or fifo\n",
+				v);
+			return -1;
+		}
+	}
+	v = getenv("DAO_LOOKAHEAD");
+	if (v && *v && parse_lookahead("DAO_LOOKAHEAD=", v, o))
+		return -1;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -130,6 +168,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->npolicies = 1;
 	dao_sim_model_preset("h100", &o->model);
 	o->lookahead = 65536; /* DAO_MAX_LOOKAHEAD: the whole trace */
+	if (env_defaults(o))
+		return -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -141,20 +181,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (parse_policy(optarg, o))
 				return -1;
 			break;
-		case 'l': {
-			char *end;
-			unsigned long v;
-
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || errno || v == 0 || v > 65536 || optarg[0] == '-') {
-				fprintf(stderr, "daosim: --lookahead %s: expected 1..65536\n",
-					optarg);
+		case 'l':
+			if (parse_lookahead("--lookahead ", optarg, o))
 				return -1;
-			}
-			o->lookahead = (uint32_t)v;
 			break;
-		}
 		case 'd':
 			if (parse_device(optarg, o))
 				return -1;

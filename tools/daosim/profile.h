@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/sim.h"
-#include "trace/trace.h"
+#include "dao_sim.h"
+#include "dao_trace.h"
 
 /* A stretch between two consecutive kernel accesses of one buffer: keeping
  * the buffer on the device across it saves a copy. */

@@ -132,7 +132,7 @@ dao_status replay_on_backend(const struct dao_trace *t, const struct trace_profi
 	if (!bufs || !ops) {
 		free(bufs);
 		free(ops);
-		be->ops->destroy(be);
+		dao_backend_destroy(be);
 		snprintf(out->err, sizeof(out->err), "out of memory");
 		return DAO_ERR_NOMEM;
 	}

@@ -10,8 +10,8 @@
 
 #include "dao.h"
 #include "profile.h"
-#include "backend/sim.h"
-#include "trace/trace.h"
+#include "dao_sim.h"
+#include "dao_trace.h"
 
 struct replay_opts {
 	dao_policy policy;

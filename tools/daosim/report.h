@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "replay.h"
-#include "backend/sim.h"
+#include "dao_sim.h"
 
 #define DAOSIM_POLICIES 4
 

@@ -107,7 +107,7 @@ static void panel(FILE *f, int y0, const struct trace_report *tr, const struct p
 		double x;
 		uint64_t occ;
 
-		if (s->engine != DAO_ENGINE_COMPUTE)
+		if (s->engine != DAO_SIM_ENGINE_COMPUTE)
 			continue;
 		x = LEFT + (double)s->start_ns * W / (double)span_ns;
 		occ = s->resident_bytes > ymax ? ymax : s->resident_bytes;
@@ -124,11 +124,11 @@ static void panel(FILE *f, int y0, const struct trace_report *tr, const struct p
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#d62728\" stroke-dasharray=\"5,3\"/>\n",
 		LEFT, y0 + 30, LEFT + W, y0 + 30);
 	/* engines */
-	bin_busy(r, DAO_ENGINE_COMPUTE, span_ns, busy);
+	bin_busy(r, DAO_SIM_ENGINE_COMPUTE, span_ns, busy);
 	lane(f, ybase + 4, "compute", "#2ca02c", busy);
-	bin_busy(r, DAO_ENGINE_H2D, span_ns, busy);
+	bin_busy(r, DAO_SIM_ENGINE_H2D, span_ns, busy);
 	lane(f, ybase + 4 + (LANE_H + 4), "h2d", "#1f77b4", busy);
-	bin_busy(r, DAO_ENGINE_D2H, span_ns, busy);
+	bin_busy(r, DAO_SIM_ENGINE_D2H, span_ns, busy);
 	lane(f, ybase + 4 + 2 * (LANE_H + 4), "d2h", "#ff7f0e", busy);
 	/* time axis */
 	for (int i = 0; i <= 5; i++) {

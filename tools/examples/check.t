@@ -11,8 +11,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../../tests/tap.sh"
 
-for src in tools/examples/*.c; do
-	name=$(basename "$src" .c)
+fc=${DAO_FC:-}
+srcs=(tools/examples/*.c)
+# Fortran examples are built when gfortran is installed (DAO_FC from make).
+[ -n "$fc" ] && srcs+=(tools/examples/*.f90)
+for src in "${srcs[@]}"; do
+	name=$(basename "$src")
+	name=${name%.*}
 	"$build/bin/dao-example-$name" >"$tmp/$name.out" 2>&1
 	ok $? "example $name runs and checks its own result"
 	# Documentation/*.md embeds it after a line "<!-- example: PATH -->".
@@ -38,6 +43,19 @@ missing=$(grep -v -F -f <(grep -o -E '^\| [0-9]+ \| `DAO_[A-Z_]+` \|' Documentat
 test -s "$tmp/status.want" && test -z "$missing"
 ok $? "Documentation/libdao.md lists every status code of dao.h${missing:+ (missing: $missing)}"
 
+# DAO_SUMMARY: one line of figures when the device closes (the Slurm
+# plugin sets it for every task); a malformed value is refused.
+DAO_SUMMARY=$tmp/summary "$build/bin/dao-example-axpy" >/dev/null 2>&1
+ok "$(test $? = 0 && test "$(wc -l <"$tmp/summary")" = 1 &&
+	grep -q '^dao summary: slurm_job=0 pid=[0-9]* job=dao-example-axp.* backend=host policy=dao budget_bytes=4194304 kernels=48 h2d_bytes=[0-9]* d2h_bytes=[0-9]* evictions=[1-9][0-9]* stalls=[0-9]* peak_device_bytes=4194304 peak_pinned_bytes=[0-9]*$' \
+	"$tmp/summary"; echo $?)" "DAO_SUMMARY=FILE appends one line with the job's figures"
+SLURM_JOB_ID=77 DAO_SUMMARY=stderr "$build/bin/dao-example-axpy" >/dev/null 2>"$tmp/summary.err"
+ok "$(test $? = 0 && grep -q '^dao summary: slurm_job=77 .* kernels=48 ' "$tmp/summary.err"
+	echo $?)" "DAO_SUMMARY=stderr writes it to stderr, with SLURM_JOB_ID"
+DAO_SUMMARY=relative/path "$build/bin/dao-example-axpy" >/dev/null 2>"$tmp/summary-bad.err"
+ok "$(test $? != 0 && grep -q 'DAO_SUMMARY' "$tmp/summary-bad.err"; echo $?)" \
+	"a DAO_SUMMARY that is neither stderr nor an absolute path is refused, naming it"
+
 dest=$tmp/dest
 prefix=/usr/local
 $make -s install DESTDIR="$dest" PREFIX=$prefix BUILD="$build" >"$tmp/install.log" 2>&1
@@ -47,6 +65,16 @@ for f in include/dao.h lib/libdao.a lib/libdao.so lib/pkgconfig/dao.pc bin/dao-c
 	test -e "$dest$prefix/$f"
 	ok $? "installed $prefix/$f"
 done
+if [ -n "$fc" ]; then
+	for f in include/dao/gfortran/dao.mod lib/libdao_fortran.a; do
+		test -e "$dest$prefix/$f"
+		ok $? "installed $prefix/$f"
+	done
+	"$fc" -I"$dest$prefix/include/dao/gfortran" tools/examples/matmul.f90 -o "$tmp/matmul-installed" \
+		-L"$dest$prefix/lib" -ldao_fortran -ldao >"$tmp/fc.log" 2>&1 &&
+		LD_LIBRARY_PATH=$dest$prefix/lib "$tmp/matmul-installed" >/dev/null 2>&1
+	ok $? "the Fortran example builds against the installed dao.mod and libdao_fortran.a and runs"
+fi
 soname=$(readelf -d "$dest$prefix/lib/libdao.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 test -n "$soname" && test -e "$dest$prefix/lib/$soname"
 ok $? "libdao.so has a soname ($soname) and it is installed"

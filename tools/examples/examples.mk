@@ -13,10 +13,23 @@ $(BUILD)/bin/dao-example-%: tools/examples/%.c $(LIBDAO_SO)
 
 all: $(EXAMPLE_BINS)
 
+# Fortran examples, when gfortran is there (libdao/fortran/fortran.mk).
+ifneq ($(HAVE_FC),)
+EXAMPLE_F90_SRCS := $(sort $(wildcard tools/examples/*.f90))
+EXAMPLE_F90_BINS := $(patsubst tools/examples/%.f90,$(BUILD)/bin/dao-example-%,$(EXAMPLE_F90_SRCS))
+
+$(BUILD)/bin/dao-example-%: tools/examples/%.f90 $(LIBDAO_FORTRAN_A) $(LIBDAO_SO)
+	@mkdir -p $(@D) $(FORTRAN_DIR)/examples
+	$(DAO_FC) $(DAO_FFLAGS) -I$(FORTRAN_DIR) -J$(FORTRAN_DIR)/examples -o $@ $< \
+		$(LIBDAO_FORTRAN_A) -L$(BUILD)/lib -ldao -Wl,-rpath,'$$ORIGIN/../lib'
+
+all: $(EXAMPLE_F90_BINS)
+endif
+
 # Runs the examples, compares the documented copy with the source, and
 # installs into a scratch DESTDIR to build an example with pkg-config.
 .PHONY: check-examples
 check-examples: all
-	BUILD=$(BUILD) MAKE="$(MAKE)" prove -f --exec bash tools/examples/check.t
+	BUILD=$(BUILD) MAKE="$(MAKE)" DAO_FC="$(HAVE_FC)" prove -f --exec bash tools/examples/check.t
 
 CHECK_EXTRA += check-examples

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "api/config.h"
 #include "base/log.h"
+#include "policy/policy.h"
 
 void dao_config_init(dao_config *cfg)
 {
@@ -98,6 +99,17 @@ static dao_status env_error(const char *var, const char *val)
 	return DAO_ERR_CONFIG;
 }
 
+dao_log_level config_log_level(const dao_config *cfg)
+{
+	dao_log_level level = DAO_LOG_DEFAULT;
+
+	if (cfg && cfg->size == sizeof(*cfg) && (unsigned)cfg->log_level <= DAO_LOG_DEBUG)
+		level = cfg->log_level;
+	if (!level)
+		level = dao_log_env_level();
+	return level ? level : DAO_LOG_WARN;
+}
+
 dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 {
 	static const char *const backends[] = { NULL, "auto", "host", "cuda-managed", "cuda-explicit" };
@@ -114,7 +126,7 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 	memset(o, 0, sizeof(*o));
 	if (cfg->size != sizeof(*cfg) || cfg->flags & ~DAO_CONFIG_FLAGS_ALL ||
 	    (unsigned)cfg->backend > DAO_BACKEND_CUDA_EXPLICIT ||
-	    (unsigned)cfg->policy > DAO_POLICY_FIFO || (unsigned)cfg->log_level > DAO_LOG_DEBUG ||
+	    !policy_valid(cfg->policy) || (unsigned)cfg->log_level > DAO_LOG_DEBUG ||
 	    cfg->lookahead > DAO_MAX_LOOKAHEAD || cfg->device_budget_percent > 100 ||
 	    cfg->reserved0 || cfg->device_budget >= (1ull << 63) || cfg->host_budget >= (1ull << 63))
 		return DAO_ERR_CONFIG;
@@ -145,9 +157,9 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 			return env_error("DAO_POLICY", v);
 		o->policy = (dao_policy)i;
 	}
-	o->policy_explicit = o->policy != DAO_POLICY_DEFAULT;
+	o->policy_explicit = o->policy != 0;
 	if (!o->policy)
-		o->policy = DAO_POLICY_DAO;
+		o->policy = policy_default();
 
 	o->lookahead = cfg->lookahead;
 	if (!o->lookahead && (v = getenv("DAO_LOOKAHEAD")) && *v) {
@@ -157,6 +169,7 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 			return env_error("DAO_LOOKAHEAD", v);
 		o->lookahead = (uint32_t)n;
 	}
+	o->lookahead_explicit = o->lookahead != 0;
 	if (!o->lookahead)
 		o->lookahead = 64;
 
@@ -179,6 +192,7 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 		    (!o->host_budget && !o->host_budget_percent) || o->host_budget >= (1ull << 63))
 			return env_error("DAO_HOST_BUDGET", v);
 	}
+	o->host_budget_explicit = o->host_budget || o->host_budget_percent;
 	if (!o->host_budget && !o->host_budget_percent)
 		o->host_budget_percent = 100;
 
@@ -189,6 +203,13 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 		if (strlen(v) >= sizeof(o->trace_path))
 			return DAO_ERR_CONFIG;
 		strcpy(o->trace_path, v);
+	}
+	/* Not a field of dao_config (an ABI change): the environment only. */
+	v = getenv("DAO_SUMMARY");
+	if (v && *v) {
+		if ((strcmp(v, "stderr") && v[0] != '/') || strlen(v) >= sizeof(o->summary_path))
+			return env_error("DAO_SUMMARY", v);
+		strcpy(o->summary_path, v);
 	}
 	v = cfg->job_name;
 	if (!v)

@@ -6,64 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "base/log.h"
+#include "core/queue.h"
+#include "core/record.h"
+#include "core/registry.h"
+#include "core/victim.h"
 #include "trace/trace_writer.h"
-
-void queue_push(struct device *d, struct op *op)
-{
-	op->seq = d->next_seq++;
-	op->next = NULL;
-	if (d->qtail)
-		d->qtail->next = op;
-	else
-		d->qhead = op;
-	d->qtail = op;
-	d->queued++;
-	if (op->ctx)
-		op->ctx->queued++;
-	if (op->blocking)
-		d->flush++;
-	if (!d->pf_op) {
-		d->pf_op = op;
-		d->pf_idx = 0;
-	}
-	if (d->exec_waiting)
-		pthread_cond_signal(&d->work_cv);
-}
-
-void wait_done(struct device *d)
-{
-	d->done_waiters++;
-	pthread_cond_wait(&d->done_cv, &d->mu);
-	d->done_waiters--;
-}
-
-void queue_wait_turn(struct device *d)
-{
-	if (!(d->flags & DAO_CONFIG_DETERMINISTIC))
-		return;
-	/* The executor runs whenever the window is full or someone waits:
-	 * let it reach that point before the job changes anything. */
-	while (d->executing || queue_window_full(d) || (d->qhead && d->flush))
-		wait_done(d);
-}
-
-dao_status op_wait(struct device *d, struct op *op)
-{
-	while (!op->done)
-		wait_done(d);
-	return op->result;
-}
-
-void trace_buffer_once(struct device *d, struct rec *r)
-{
-	if (!d->trace || r->traced)
-		return;
-	r->traced = true;
-	dao_trace_writer_buffer(d->trace, r->id, r->size, r->label[0] ? "buf" : NULL,
-				r->label[0] ? r->label : NULL);
-}
 
 /* Append op's uses to each record's list of upcoming uses. */
 static void table_append(struct device *d, struct op *op)
@@ -157,7 +106,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	p[namelen] = 0;
 	op->name = name ? p : NULL;
 
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK) {
 		free(op);
 		return st;
@@ -177,6 +126,13 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		if (st != DAO_OK)
 			break;
 		r = s->rec;
+		op->sizes[i] = s->len;
+		if (!s->len) {
+			/* Zero bytes name no memory: no pointer, no use of
+			 * the owner, nothing to fetch or to keep. */
+			op->args[i] = (struct karg){ .rec = NULL };
+			continue;
+		}
 		/* Overwriting part of a buffer preserves the rest: for the
 		 * owner that is an update. */
 		if (m == MODE_W && (s->off != 0 || s->len != r->size))
@@ -189,7 +145,6 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		}
 		op->opnd[r->stamp_idx].mode |= m;
 		op->args[i] = (struct karg){ .rec = r, .off = s->off, .len = s->len };
-		op->sizes[i] = s->len;
 	}
 	if (st == DAO_OK && need > d->budget) {
 		dao_err("kernel %s needs %llu bytes of operands, more than the device budget of %llu",
@@ -230,7 +185,7 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 
 	if (len && !mem)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK)
 		return st;
 	st = context_usable(c);
@@ -273,7 +228,7 @@ dao_status dao_sync(dao_ctx h)
 {
 	struct op op = { .kind = OP_SYNC, .blocking = true };
 	struct ctx *c;
-	dao_status st = ctx_enter(h, &c);
+	dao_status st = ctx_enter_to_queue(h, &c);
 
 	if (st != DAO_OK)
 		return st;
@@ -293,7 +248,7 @@ dao_status dao_iteration(dao_ctx h)
 
 	if (!op)
 		return DAO_ERR_NOMEM;
-	st = ctx_enter(h, &c);
+	st = ctx_enter_to_queue(h, &c);
 	if (st != DAO_OK) {
 		free(op);
 		return st;
@@ -319,8 +274,8 @@ dao_status dao_stats_get(dao_ctx h, dao_stats *out)
 	if (st != DAO_OK)
 		return st;
 	*out = c->dev->stats;
-	out->device_bytes = c->dev->arena.used;
-	out->peak_device_bytes = c->dev->arena.peak;
+	out->device_bytes = c->dev->res.arena.used;
+	out->peak_device_bytes = c->dev->res.arena.peak;
 	ctx_leave(c);
 	return DAO_OK;
 }

@@ -16,33 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/fence.h"
 #include "dao.h"
-
-enum dao_engine {
-	DAO_ENGINE_COMPUTE = 0,
-	DAO_ENGINE_H2D = 1,
-	DAO_ENGINE_D2H = 2,
-	DAO_ENGINES = 3,
-};
-
-/* A point in the work of each engine: reached once every engine e has
- * completed its submission number seq[e] (0 = nothing to wait for). */
-typedef struct dao_fence {
-	uint64_t seq[DAO_ENGINES];
-} dao_fence;
-
-static inline void dao_fence_join(dao_fence *into, const dao_fence *other)
-{
-	for (int e = 0; e < DAO_ENGINES; e++)
-		if (other->seq[e] > into->seq[e])
-			into->seq[e] = other->seq[e];
-}
-
-static inline void dao_fence_add(dao_fence *into, enum dao_engine e, uint64_t seq)
-{
-	if (seq > into->seq[e])
-		into->seq[e] = seq;
-}
 
 /* One kernel as the backend runs it. */
 struct dao_kernel_run {
@@ -61,8 +36,12 @@ struct dao_backend;
 
 struct dao_backend_ops {
 	const char *name;
-	/* Device pointer of arena offset off (NULL when the backend holds no data). */
-	void *(*dev_ptr)(struct dao_backend *be, uint64_t off);
+	/* The pointer a kernel gets for byte view_off of a buffer placed at
+	 * arena offset dev_off, whose host copy starts at host: the device
+	 * copy's address, or on a unified backend the host copy's own (NULL
+	 * when the backend holds no data). */
+	void *(*kernel_ptr)(struct dao_backend *be, void *host, uint64_t dev_off,
+			    uint64_t view_off);
 	/* Host backing store for one buffer; *ptr may be NULL for data-less
 	 * backends. *pinned gets a non-zero handle when the memory is pinned
 	 * through dao.ko. Returns DAO_ERR_NOMEM when the system refuses. */
@@ -102,23 +81,28 @@ struct dao_backend {
 	bool contiguous;        /* each buffer needs one contiguous range of the arena */
 	/*
 	 * The device copy and the host copy are one allocation (CUDA managed
-	 * memory): a kernel's pointer is the host copy + offset, dev_ptr() is
-	 * unused, copy() migrates the host range (dev_off is only the
+	 * memory): a kernel's pointer is the host copy + offset (kernel_ptr), copy() migrates the host range (dev_off is only the
 	 * budget's bookkeeping), dropping a resident buffer migrates it back
 	 * unless its contents are dead, which discard() lets go.
 	 */
 	bool unified;
 };
 
-/* Constructors. Each returns a backend whose arena spans `budget` bytes. */
+/* The budget a backend's arena spans for a requested budget: whole units of
+ * its allocation granularity. Every backend rounds through here, so a shared
+ * device compares a second context's request the same way (dao_open). */
+static inline uint64_t dao_budget_round(uint64_t bytes, uint64_t align)
+{
+	return bytes & ~(align - 1);
+}
+
+/* Constructors. Each returns a backend whose arena spans `budget` bytes,
+ * rounded by dao_budget_round(). */
 dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
 /* Total memory of the host backend's "device" (physical memory). */
 uint64_t dao_host_memory_bytes(void);
 
-/*
- * Open a private context driving a backend the caller built (the simulator,
- * tests). The context owns `be` from then on, also on failure.
- */
-dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, dao_ctx *out);
+/* dao_open_on_backend, which opens a context on a backend built by hand
+ * (api/registry.c), is declared in dao_sim.h. */
 
 #endif /* DAO_BACKEND_H */

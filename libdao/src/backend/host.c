@@ -127,9 +127,10 @@ static void wait_reached(struct host_backend *h, const dao_fence *f)
 	pthread_mutex_unlock(&h->mu);
 }
 
-static void *host_dev_ptr(struct dao_backend *be, uint64_t off)
+static void *host_kernel_ptr(struct dao_backend *be, void *host, uint64_t dev_off,
+			     uint64_t view_off)
 {
-	return hb(be)->arena + off;
+	return hb(be)->arena + dev_off + view_off;
 }
 
 static dao_status host_alloc(struct dao_backend *be, uint64_t bytes, void **ptr,
@@ -261,7 +262,7 @@ static void host_destroy(struct dao_backend *be)
 
 static const struct dao_backend_ops host_ops = {
 	.name = "host",
-	.dev_ptr = host_dev_ptr,
+	.kernel_ptr = host_kernel_ptr,
 	.host_alloc = host_alloc,
 	.host_free = host_free,
 	.copy = host_copy,
@@ -284,7 +285,7 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
 	h->base.device_memory = dao_host_memory_bytes();
 	h->base.align = 256;
 	h->base.contiguous = true;
-	h->base.arena_bytes = budget & ~(h->base.align - 1);
+	h->base.arena_bytes = dao_budget_round(budget, h->base.align);
 	h->arena_map = (h->base.arena_bytes + (uint64_t)page - 1) & ~((uint64_t)page - 1);
 	if (h->arena_map) {
 		/* Untouched pages cost nothing: a generous budget is free

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backend_sim.c - a modeled device on a virtual clock (sim.h).
+ * sim.c - a modeled device on a virtual clock (dao_sim.h).
  *
  * Nothing runs and nothing is stored: each submission is given a start and
  * an end time at once, from its engine's free time and the end times of the
@@ -13,7 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/sim.h"
+#include "backend/backend.h"
+#include "dao_sim.h"
+
+_Static_assert((int)DAO_SIM_ENGINE_COMPUTE == (int)DAO_ENGINE_COMPUTE &&
+		       (int)DAO_SIM_ENGINE_H2D == (int)DAO_ENGINE_H2D &&
+		       (int)DAO_SIM_ENGINE_D2H == (int)DAO_ENGINE_D2H,
+	       "dao_sim.h numbers spans' engines as backend.h does");
 
 struct engine_log {
 	uint64_t *end_ns; /* end_ns[s - 1]: end time of submission s */
@@ -314,7 +320,8 @@ static uint64_t schedule(struct sim_backend *s, enum dao_engine e, uint64_t star
 	return l->n;
 }
 
-static void *sim_dev_ptr(struct dao_backend *be, uint64_t off)
+static void *sim_kernel_ptr(struct dao_backend *be, void *host, uint64_t dev_off,
+			    uint64_t view_off)
 {
 	return NULL;
 }
@@ -394,7 +401,7 @@ static void sim_destroy(struct dao_backend *be)
 
 static const struct dao_backend_ops sim_ops = {
 	.name = "sim",
-	.dev_ptr = sim_dev_ptr,
+	.kernel_ptr = sim_kernel_ptr,
 	.host_alloc = sim_host_alloc,
 	.host_free = sim_host_free,
 	.copy = sim_copy,
@@ -449,4 +456,10 @@ void dao_backend_sim_result(struct dao_backend *be, struct dao_sim_result *out)
 	out->d2h_busy_ns = s->eng[DAO_ENGINE_D2H].busy_ns;
 	out->spans = s->spans;
 	out->nspans = s->nspans;
+}
+
+void dao_backend_destroy(struct dao_backend *be)
+{
+	if (be)
+		be->ops->destroy(be);
 }

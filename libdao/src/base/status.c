@@ -22,6 +22,8 @@ const char *dao_strerror(dao_status status)
 	case DAO_ERR_IO: return "input/output error";
 	case DAO_ERR_FORMAT: return "malformed input";
 	case DAO_ERR_FAILED: return "context failed earlier; see dao_sync";
+	case DAO_ERR_LIMIT: return "a fixed limit of libdao is reached";
+	case DAO_ERR_REENTRANT: return "not allowed inside a kernel function of the same device";
 	}
 	return "unknown status";
 }

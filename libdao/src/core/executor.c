@@ -7,17 +7,31 @@
  */
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "base/log.h"
+#include "core/executor.h"
+#include "core/publish.h"
+#include "core/queue.h"
+#include "core/residency.h"
+
+/* What an op logs follows the level of the context it belongs to. */
+static dao_log_level op_log_level(const struct device *d, const struct op *op)
+{
+	if (op->ctx)
+		return op->ctx->log_level;
+	if (op->kind == OP_FREE && op->free_rec->ctx)
+		return op->free_rec->ctx->log_level;
+	return (dao_log_level)d->log_level;
+}
 
 static bool runnable(const struct device *d)
 {
-	if (!d->qhead)
+	if (!d->q.head)
 		return false;
 	if (!(d->flags & DAO_CONFIG_DETERMINISTIC))
 		return true;
 	/* A full window, or someone waits for what is queued. */
-	return queue_window_full(d) || d->flush || d->stop;
+	return queue_window_full(d) || d->q.flush || d->stop;
 }
 
 static void run_kernel(struct device *d, struct op *op)
@@ -41,7 +55,7 @@ static void run_kernel(struct device *d, struct op *op)
 		return;
 	}
 	/* Copies for the next kernels overlap this one. */
-	d->pinned_op = op;
+	d->q.pinned_op = op;
 	res_prefetch(d);
 	kr = (struct dao_kernel_run){
 		.fn = op->fn,
@@ -50,7 +64,7 @@ static void run_kernel(struct device *d, struct op *op)
 		.sizes = op->sizes,
 		.count = op->nargs,
 		.flops = op->flops,
-		.resident_bytes = d->arena.used,
+		.resident_bytes = d->res.arena.used,
 		.name = op->name,
 	};
 	for (uint32_t i = 0; i < op->nopnd; i++)
@@ -70,7 +84,7 @@ static void run_kernel(struct device *d, struct op *op)
 	d->stats.kernels++;
 	dao_fence_add(&d->issued, DAO_ENGINE_COMPUTE, kseq);
 	res_after_kernel(d, op, kseq);
-	d->pinned_op = NULL;
+	d->q.pinned_op = NULL;
 	res_retire(d, op);
 	res_prefetch(d);
 }
@@ -111,6 +125,7 @@ static void *executor_main(void *arg)
 {
 	struct device *d = arg;
 
+	queue_consumer_set(d);
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
 		struct op *op;
@@ -118,33 +133,35 @@ static void *executor_main(void *arg)
 		bool blocking;
 
 		while (!runnable(d)) {
-			if (d->stop && !d->qhead)
+			if (d->stop && !d->q.head)
 				goto out;
 			d->exec_waiting = true;
 			pthread_cond_wait(&d->work_cv, &d->mu);
 			d->exec_waiting = false;
 		}
-		op = d->qhead;
-		d->qhead = op->next;
-		if (!d->qhead)
-			d->qtail = NULL;
-		if (d->pf_op == op) {
-			d->pf_op = op->next;
-			d->pf_idx = 0;
+		op = d->q.head;
+		d->q.head = op->next;
+		if (!d->q.head)
+			d->q.tail = NULL;
+		if (d->res.pf_op == op) {
+			d->res.pf_op = op->next;
+			d->res.pf_idx = 0;
 		}
-		d->now_seq = op->seq;
-		d->executing = true;
+		d->q.now_seq = op->seq;
+		d->q.executing = true;
+		dao_log_scope_push(op_log_level(d, op));
 		process(d, op);
-		d->executing = false;
+		dao_log_scope_pop();
+		d->q.executing = false;
 		if (d->pub)
 			publish_tick(d);
 		c = op->ctx;
 		blocking = op->blocking;
-		d->queued--;
+		d->q.queued--;
 		if (c)
 			c->queued--;
 		if (blocking) {
-			d->flush--;
+			d->q.flush--;
 			op->done = true; /* the waiter owns op from here on */
 		} else {
 			free(op);
@@ -155,7 +172,9 @@ static void *executor_main(void *arg)
 out: {
 	dao_fence all = d->issued;
 
+	dao_log_scope_push((dao_log_level)d->log_level);
 	res_wait(d, &all);
+	dao_log_scope_pop();
 }
 	pthread_mutex_unlock(&d->mu);
 	return NULL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * publish.c - residency published in shared memory for daoctl
- * (publish_layout.h has the layout, Documentation/daoctl.md the why).
+ * (dao_publish.h has the layout, Documentation/daoctl.md the why).
  *
  * Opening and closing make system calls; the executor's tick never does:
  * it stores counters into an already mapped segment and reads the coarse
@@ -19,9 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "base/log.h"
-#include "core/publish_layout.h"
+#include "core/publish.h"
+#include "dao_publish.h"
 
 /* The per-buffer table is rebuilt at most this often while the job runs. */
 #define TABLE_PERIOD_NS 100000000ull
@@ -122,6 +123,7 @@ static void fill_header(struct dao_pub_header *h, const struct device *d, uint32
 		  d->job_name[0] ? d->job_name : program_invocation_short_name);
 	copy_text(h->backend, sizeof(h->backend), d->be->ops->name);
 	copy_text(h->policy, sizeof(h->policy), dao_policy_name(d->policy));
+	h->slurm_job_id = d->slurm_job_id;
 }
 
 static void publish_summary(struct dao_publisher *p, const struct device *d, uint64_t now)
@@ -139,14 +141,14 @@ static void publish_summary(struct dao_publisher *p, const struct device *d, uin
 		.stall_ns = st->stall_ns,
 		.kernels = st->kernels,
 		/* as dao_stats_get reports them: the arena is the truth */
-		.device_bytes = d->arena.used,
-		.peak_device_bytes = d->arena.peak,
+		.device_bytes = d->res.arena.used,
+		.peak_device_bytes = d->res.arena.peak,
 		.host_bytes = st->host_bytes,
 		.live_buffers = st->live_buffers,
 		.budget_bytes = st->budget_bytes,
 		.host_budget_bytes = st->host_budget_bytes,
 		.pinned_bytes = p->pinned_bytes,
-		.ops = d->now_seq,
+		.ops = d->q.now_seq,
 		.updated_ns = now,
 		.updates = ++p->updates,
 	};
@@ -216,7 +218,7 @@ static uint64_t rec_flags(const struct device *d, const struct rec *r)
 
 static void publish_table(struct dao_publisher *p, const struct device *d, uint64_t now)
 {
-	struct dao_pub_table head = { .now_seq = d->now_seq, .taken_ns = now };
+	struct dao_pub_table head = { .now_seq = d->q.now_seq, .taken_ns = now };
 	uint32_t n = 0;
 	uint64_t pinned = 0;
 
@@ -259,10 +261,10 @@ static void publish_table(struct dao_publisher *p, const struct device *d, uint6
 		if (r->use_head) {
 			uint64_t at = r->use_head->op->seq;
 
-			b.next_use = at > d->now_seq ? at - d->now_seq : 0;
+			b.next_use = at > d->q.now_seq ? at - d->q.now_seq : 0;
 		}
 		if (r->last_use)
-			b.since_last = d->now_seq - r->last_use;
+			b.since_last = d->q.now_seq - r->last_use;
 		copy_text(b.label, sizeof(b.label), r->label);
 		dao_pub_write_words(p->tab, DAO_PUB_WORDS(head) + (size_t)i * DAO_PUB_WORDS(b), &b,
 				    DAO_PUB_WORDS(b));
@@ -369,7 +371,7 @@ void publish_tick(struct device *d)
 	 * reader most wants the table to match what the job sees; but a
 	 * rebuild walks every buffer, so rebuilds may take at most a
 	 * twentieth of the executor's time. */
-	if ((now - p->last_table_ns >= TABLE_PERIOD_NS || (!d->qhead && d->flush)) &&
+	if ((now - p->last_table_ns >= TABLE_PERIOD_NS || (!d->q.head && d->q.flush)) &&
 	    now - p->last_table_ns >= 20 * p->table_cost_ns) {
 		struct timespec t0, t1;
 

@@ -11,8 +11,12 @@
  */
 #include <string.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "base/log.h"
+#include "core/record.h"
+#include "core/residency.h"
+#include "core/victim.h"
+#include "policy/policy.h"
 
 dao_status res_wait(struct device *d, const dao_fence *f)
 {
@@ -35,8 +39,11 @@ static dao_status ensure_host(struct device *d, struct rec *r)
 	st = d->be->ops->host_alloc(d->be, r->size, &r->host, &r->pin_handle);
 	if (st == DAO_OK) {
 		d->stats.host_bytes += r->size;
-		if (r->pin_handle)
+		if (r->pin_handle) {
 			d->stats.pinned_bytes += r->size;
+			if (d->stats.pinned_bytes > d->peak_pinned_bytes)
+				d->peak_pinned_bytes = d->stats.pinned_bytes;
+		}
 	}
 	return st;
 }
@@ -87,7 +94,7 @@ static bool ahead_allowed(const struct device *d, const struct rec *r)
 
 	if (cap < 3 * r->asize)
 		cap = 3 * r->asize;
-	return !d->pf_bytes || d->pf_bytes + r->asize <= cap;
+	return !d->res.pf_bytes || d->res.pf_bytes + r->asize <= cap;
 }
 
 static uint64_t ahead_cap(const struct device *d)
@@ -121,10 +128,10 @@ static uint64_t best_after(struct device *d, const struct op *op, uint64_t best)
  */
 static uint64_t best_victim_before(struct device *d, const struct op *target)
 {
-	uint64_t best = d->pinned_op ? best_after(d, d->pinned_op, 0) : 0;
+	uint64_t best = d->q.pinned_op ? best_after(d, d->q.pinned_op, 0) : 0;
 	unsigned n = 0;
 
-	for (const struct op *op = d->qhead; op && op != target && n < PREFETCH_SCAN_OPS;
+	for (const struct op *op = d->q.head; op && op != target && n < PREFETCH_SCAN_OPS;
 	     op = op->next, n++)
 		best = best_after(d, op, best);
 	return best;
@@ -134,7 +141,7 @@ static void forget_ahead(struct device *d, struct rec *r)
 {
 	if (r->ahead) {
 		r->ahead = false;
-		d->pf_bytes -= r->asize;
+		d->res.pf_bytes -= r->asize;
 	}
 }
 
@@ -142,7 +149,7 @@ static void forget_cleaned(struct device *d, struct rec *r)
 {
 	if (r->cleaned) {
 		r->cleaned = false;
-		d->clean_bytes -= r->asize;
+		d->res.clean_bytes -= r->asize;
 	}
 }
 
@@ -154,7 +161,7 @@ static void drop_block(struct device *d, struct rec *r)
 	forget_cleaned(d, r);
 
 	dao_fence_join(&f, &r->ready);
-	arena_free(&d->arena, r->blk, &f);
+	arena_free(&d->res.arena, r->blk, &f);
 	r->blk = NULL;
 	r->dev_valid = false;
 }
@@ -215,9 +222,9 @@ static dao_status vacate(struct device *d, struct rec *r, bool *moved)
 /* The prefetch cursor may have passed use u: rewind to it. */
 static void rewind_prefetch(struct device *d, const struct opnd *u)
 {
-	if (u && (!d->pf_op || u->op->seq < d->pf_op->seq)) {
-		d->pf_op = u->op;
-		d->pf_idx = 0;
+	if (u && (!d->res.pf_op || u->op->seq < d->res.pf_op->seq)) {
+		d->res.pf_op = u->op;
+		d->res.pf_idx = 0;
 	}
 }
 
@@ -246,7 +253,7 @@ static dao_status evict(struct device *d, struct rec *r)
  */
 static uint64_t eager_ops(const struct device *d)
 {
-	return d->policy == DAO_POLICY_DAO ? 2 : 0;
+	return d->pol->eager_ops;
 }
 
 /* Space for asize bytes, evicting in policy order. For a prefetch (for
@@ -260,7 +267,7 @@ static struct dao_block *make_room(struct device *d, uint64_t asize, const struc
 
 	*st = DAO_OK;
 	for (;;) {
-		struct dao_block *b = arena_alloc(&d->arena, asize);
+		struct dao_block *b = arena_alloc(&d->res.arena, asize);
 		struct rec *v;
 
 		if (b || !evict_ok)
@@ -268,7 +275,7 @@ static struct dao_block *make_room(struct device *d, uint64_t asize, const struc
 		v = victim_pick(d, limit_seq);
 		if (!v)
 			return NULL;
-		if (target && !scanned && target->seq > d->now_seq + eager_ops(d)) {
+		if (target && !scanned && target->seq > d->q.now_seq + eager_ops(d)) {
 			wait_for = best_victim_before(d, target);
 			scanned = true;
 		}
@@ -287,7 +294,7 @@ static void place(struct device *d, struct rec *r, struct dao_block *b)
 	/* The space is free once its previous occupant's work is done. */
 	r->ready = b->fence;
 	r->busy = b->fence;
-	r->load_seq = d->now_seq;
+	r->load_seq = d->q.now_seq;
 }
 
 static dao_status fetch(struct device *d, struct rec *r, bool ahead)
@@ -336,7 +343,7 @@ static dao_status place_all_after_flush(struct device *d, struct op *op)
 
 		if (!r->size)
 			continue;
-		b = arena_alloc(&d->arena, r->asize);
+		b = arena_alloc(&d->res.arena, r->asize);
 		if (!b)
 			return DAO_ERR_BUDGET;
 		place(d, r, b);
@@ -400,12 +407,11 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 	for (uint32_t i = 0; i < op->nargs; i++) {
 		struct karg *a = &op->args[i];
 
-		if (!a->rec->blk)
+		if (!a->rec || !a->rec->blk)
 			op->ptrs[i] = NULL;
-		else if (d->be->unified)
-			op->ptrs[i] = (char *)a->rec->host + a->off;
 		else
-			op->ptrs[i] = d->be->ops->dev_ptr(d->be, a->rec->blk->off + a->off);
+			op->ptrs[i] = d->be->ops->kernel_ptr(d->be, a->rec->host, a->rec->blk->off,
+							     a->off);
 	}
 	return DAO_OK;
 }
@@ -439,9 +445,9 @@ static void consume(struct device *d, struct op *op, bool pinned)
 			r->use_tail = NULL;
 		r->last_use = op->seq;
 		forget_ahead(d, r);
-		if (r->iter_no != d->iter_no || !r->iter_off) {
-			r->iter_no = d->iter_no;
-			r->iter_off = op->seq - d->iter_start;
+		if (r->iter_no != d->res.iter_no || !r->iter_off) {
+			r->iter_no = d->res.iter_no;
+			r->iter_off = op->seq - d->res.iter_start;
 		}
 		if (pinned)
 			r->pin--;
@@ -464,10 +470,10 @@ void res_skip(struct device *d, struct op *op)
 
 void res_iteration(struct device *d, struct op *op)
 {
-	if (op->seq > d->iter_start)
-		d->prev_iter_len = op->seq - d->iter_start;
-	d->iter_start = op->seq;
-	d->iter_no++;
+	if (op->seq > d->res.iter_start)
+		d->res.prev_iter_len = op->seq - d->res.iter_start;
+	d->res.iter_start = op->seq;
+	d->res.iter_no++;
 }
 
 /*
@@ -478,35 +484,35 @@ void res_iteration(struct device *d, struct op *op)
  */
 static void clean_ahead(struct device *d)
 {
-	uint64_t cap = ahead_cap(d), frontier = d->pf_op ? d->pf_op->seq : d->next_seq;
-	struct victim_heap *h = &d->heaps[HEAP_DIRTY];
+	uint64_t cap = ahead_cap(d), frontier = d->res.pf_op ? d->res.pf_op->seq : d->q.next_seq;
+	struct victim_heap *h = &d->res.heaps[HEAP_DIRTY];
 
 	/* With room to spare nothing will be evicted soon. */
-	if (d->arena.size - d->arena.used > 4 * cap)
+	if (d->res.arena.size - d->res.arena.used > 4 * cap)
 		return;
 
-	while (d->clean_bytes < cap && h->n) {
+	while (d->res.clean_bytes < cap && h->n) {
 		struct rec *r = h->v[0];
 
 		if (r->key <= frontier || write_back(d, r) != DAO_OK)
 			return;
 		r->cleaned = true;
-		d->clean_bytes += r->asize;
+		d->res.clean_bytes += r->asize;
 		victim_update(d, r);
 	}
 }
 
 void res_prefetch(struct device *d)
 {
-	bool evict_ok = d->policy != DAO_POLICY_LRU && d->policy != DAO_POLICY_FIFO;
+	bool evict_ok = d->pol->prefetch_evicts;
 	struct op *op;
 
-	while ((op = d->pf_op) && op->seq <= d->now_seq + d->lookahead) {
+	while ((op = d->res.pf_op) && op->seq <= d->q.now_seq + d->lookahead) {
 		if (op->kind == OP_WRITE)
 			break; /* what it writes must not be fetched before it */
 		if (op->kind == OP_KERNEL) {
-			for (; d->pf_idx < op->nopnd; d->pf_idx++) {
-				struct opnd *u = &op->opnd[d->pf_idx];
+			for (; d->res.pf_idx < op->nopnd; d->res.pf_idx++) {
+				struct opnd *u = &op->opnd[d->res.pf_idx];
 				struct rec *r = u->rec;
 				struct dao_block *b;
 				dao_status st;
@@ -534,16 +540,16 @@ void res_prefetch(struct device *d)
 					goto out;
 				}
 				r->ahead = true;
-				d->pf_bytes += r->asize;
+				d->res.pf_bytes += r->asize;
 				victim_update(d, r);
 			}
 		}
-		d->pf_op = op->next;
-		d->pf_idx = 0;
+		d->res.pf_op = op->next;
+		d->res.pf_idx = 0;
 	}
 out:
 	/* Unified: writing back migrates the pages, which is an eviction. */
-	if (d->policy == DAO_POLICY_DAO && !d->be->unified)
+	if (d->pol->clean_ahead && !d->be->unified)
 		clean_ahead(d);
 }
 

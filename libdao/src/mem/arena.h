@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend/backend.h"
+#include "base/fence.h"
 
 #define ARENA_FL 64
 #define ARENA_SL_BITS 4

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace.h"
+#include "dao_trace.h"
 
 static const char header[] = "dao-trace 1";
 

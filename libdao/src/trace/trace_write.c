@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace.h"
+#include "dao_trace.h"
 #include "trace/trace_writer.h"
 
 /* Names longer than this are cut: informational, and lines stay short. */

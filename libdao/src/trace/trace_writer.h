@@ -2,6 +2,12 @@
 /*
  * trace_writer.h - what the core calls to record a dao-trace v1 (DAO_TRACE).
  * Implemented in trace_write.c.
+ *
+ * Kind, label and name are written as single words (blanks and control
+ * bytes become '_', a leading '#' too, at most 255 bytes kept; a NULL name
+ * is written "kernel"); a record naming an id out of range is dropped and
+ * dao_trace_writer_close() then returns DAO_ERR_INVALID; any failed write
+ * makes it return DAO_ERR_IO.
  */
 #ifndef DAO_TRACE_WRITER_H
 #define DAO_TRACE_WRITER_H

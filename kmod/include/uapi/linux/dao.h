@@ -132,6 +132,8 @@ enum dao_nl_attr {
 	DAO_NL_A_PROC_REFUSED,   /* u64: pins of the process refused */
 	DAO_NL_A_EVENT_BYTES,    /* u64: bytes asked (refused) or released */
 	DAO_NL_A_EVENT_REGIONS,  /* u64: ranges released */
+	DAO_NL_A_PROC_ORPHANED,  /* flag: every file of the process outlived
+				  * its owner's address space; PROC_PID is 0 */
 
 	__DAO_NL_A_MAX,
 	DAO_NL_A_MAX = __DAO_NL_A_MAX - 1

@@ -114,9 +114,10 @@ static void stage_release(void *ctx, struct heap_chunk *c)
 	}
 }
 
-static void *cx_dev_ptr(struct dao_backend *be, uint64_t off)
+static void *cx_kernel_ptr(struct dao_backend *be, void *host, uint64_t dev_off,
+			   uint64_t view_off)
 {
-	return cx(be)->pool + off;
+	return cx(be)->pool + dev_off + view_off;
 }
 
 static dao_status cx_host_alloc(struct dao_backend *be, uint64_t bytes, void **ptr,
@@ -183,7 +184,7 @@ static void cx_destroy(struct dao_backend *be)
 
 static const struct dao_backend_ops cx_ops = {
 	.name = "cuda-explicit",
-	.dev_ptr = cx_dev_ptr,
+	.kernel_ptr = cx_kernel_ptr,
 	.host_alloc = cx_host_alloc,
 	.host_free = cx_host_free,
 	.copy = cx_copy,
@@ -210,7 +211,7 @@ dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget,
 	/* cudaMalloc's own alignment: any offset of it suits every type. */
 	x->cb.base.align = 256;
 	x->cb.base.contiguous = true;
-	x->cb.base.arena_bytes = budget & ~(x->cb.base.align - 1);
+	x->cb.base.arena_bytes = dao_budget_round(budget, x->cb.base.align);
 	st = cu_engines_init(&x->cb.eng, device);
 	if (st != DAO_OK) {
 		free(x);

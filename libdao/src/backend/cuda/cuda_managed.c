@@ -78,9 +78,10 @@ static void cm_release(void *ctx, struct heap_chunk *c)
 	cu_ok(cudaFree(c->raw), "cudaFree");
 }
 
-static void *cm_dev_ptr(struct dao_backend *be, uint64_t off)
+static void *cm_kernel_ptr(struct dao_backend *be, void *host, uint64_t dev_off,
+			   uint64_t view_off)
 {
-	return NULL; /* unified: kernels get host + offset */
+	return (char *)host + view_off; /* unified: the host copy's pages are the device's */
 }
 
 static dao_status cm_host_alloc(struct dao_backend *be, uint64_t bytes, void **ptr,
@@ -177,7 +178,7 @@ static void cm_destroy(struct dao_backend *be)
 
 static const struct dao_backend_ops cm_ops = {
 	.name = "cuda-managed",
-	.dev_ptr = cm_dev_ptr,
+	.kernel_ptr = cm_kernel_ptr,
 	.host_alloc = cm_host_alloc,
 	.host_free = cm_host_free,
 	.copy = cm_copy,
@@ -218,7 +219,7 @@ dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64
 	x->cb.base.align = CM_GRANULE;
 	/* Pages, not ranges: the budget only counts bytes. */
 	x->cb.base.contiguous = false;
-	x->cb.base.arena_bytes = budget & ~(CM_GRANULE - 1);
+	x->cb.base.arena_bytes = dao_budget_round(budget, x->cb.base.align);
 	x->dev_loc = (struct cudaMemLocation){ .type = cudaMemLocationTypeDevice, .id = device };
 	x->host_loc = (struct cudaMemLocation){ .type = cudaMemLocationTypeHost, .id = 0 };
 	x->discard_ok = true;

@@ -18,7 +18,9 @@
  */
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
+#include "core/victim.h"
+#include "policy/policy.h"
 
 #define KEY_DEAD (UINT64_MAX - 1)
 #define KEY_UNKNOWN (1ull << 62)
@@ -46,10 +48,10 @@ static uint64_t next_use_from(struct device *d, struct rec *r, struct opnd *u, b
 	}
 	if (r->released)
 		return KEY_DEAD; /* waiting for its free */
-	if (d->prev_iter_len && r->iter_no == d->iter_no) {
-		uint64_t p = d->iter_start + d->prev_iter_len + r->iter_off;
+	if (d->res.prev_iter_len && r->iter_no == d->res.iter_no) {
+		uint64_t p = d->res.iter_start + d->res.prev_iter_len + r->iter_off;
 
-		if (p > d->now_seq)
+		if (p > d->q.now_seq)
 			return p;
 	}
 	return age_key(r->last_use);
@@ -62,17 +64,17 @@ uint64_t victim_next_use(struct device *d, struct rec *r)
 
 uint64_t victim_key_after(struct device *d, const struct opnd *u)
 {
-	if (d->policy == DAO_POLICY_LRU || d->policy == DAO_POLICY_FIFO)
+	if (d->pol->victim_key != POLICY_KEY_NEXT_USE)
 		return 0;
 	return next_use_from(d, u->rec, u->next_use, true);
 }
 
 static uint64_t key_of(struct device *d, struct rec *r)
 {
-	switch (d->policy) {
-	case DAO_POLICY_LRU:
+	switch (d->pol->victim_key) {
+	case POLICY_KEY_LAST_USE:
 		return age_key(r->last_use);
-	case DAO_POLICY_FIFO:
+	case POLICY_KEY_LOAD_SEQ:
 		return age_key(r->load_seq);
 	default:
 		return victim_next_use(d, r);
@@ -82,7 +84,7 @@ static uint64_t key_of(struct device *d, struct rec *r)
 static enum heap_id heap_for(struct device *d, struct rec *r, uint64_t key)
 {
 	/* Unified memory: evicting clean data migrates it just the same. */
-	if (d->policy != DAO_POLICY_DAO || d->be->unified)
+	if (!d->pol->clean_ahead || d->be->unified)
 		return HEAP_CLEAN;
 	/* Dead data costs no write-back however dirty it is. */
 	if (key == KEY_DEAD || !rec_dirty(r))
@@ -131,14 +133,14 @@ static void sift_down(struct victim_heap *h, uint32_t i)
 void victim_init(struct device *d)
 {
 	for (int i = 0; i < HEAPS; i++)
-		d->heaps[i] = (struct victim_heap){ 0 };
+		d->res.heaps[i] = (struct victim_heap){ 0 };
 }
 
 void victim_destroy(struct device *d)
 {
 	for (int i = 0; i < HEAPS; i++) {
-		free(d->heaps[i].v);
-		d->heaps[i] = (struct victim_heap){ 0 };
+		free(d->res.heaps[i].v);
+		d->res.heaps[i] = (struct victim_heap){ 0 };
 	}
 }
 
@@ -149,7 +151,7 @@ void victim_remove(struct device *d, struct rec *r)
 
 	if (r->heap_pos < 0)
 		return;
-	h = &d->heaps[r->heap_which];
+	h = &d->res.heaps[r->heap_which];
 	i = (uint32_t)r->heap_pos;
 	r->heap_pos = -1;
 	h->n--;
@@ -178,13 +180,13 @@ void victim_update(struct device *d, struct rec *r)
 
 		r->key = key;
 		if (key > old)
-			sift_up(&d->heaps[which], (uint32_t)r->heap_pos);
+			sift_up(&d->res.heaps[which], (uint32_t)r->heap_pos);
 		else if (key < old)
-			sift_down(&d->heaps[which], (uint32_t)r->heap_pos);
+			sift_down(&d->res.heaps[which], (uint32_t)r->heap_pos);
 		return;
 	}
 	victim_remove(d, r);
-	h = &d->heaps[which];
+	h = &d->res.heaps[which];
 	if (h->n == h->cap) {
 		uint32_t cap = h->cap ? h->cap * 2 : 64;
 		struct rec **v = realloc(h->v, cap * sizeof(*v));
@@ -203,12 +205,12 @@ void victim_update(struct device *d, struct rec *r)
 
 static uint64_t distance(struct device *d, uint64_t key)
 {
-	return key > d->now_seq ? key - d->now_seq : 0;
+	return key > d->q.now_seq ? key - d->q.now_seq : 0;
 }
 
 struct rec *victim_pick(struct device *d, uint64_t limit_seq)
 {
-	struct victim_heap *c = &d->heaps[HEAP_CLEAN], *w = &d->heaps[HEAP_DIRTY];
+	struct victim_heap *c = &d->res.heaps[HEAP_CLEAN], *w = &d->res.heaps[HEAP_DIRTY];
 	struct rec *rc = c->n ? c->v[0] : NULL;
 	struct rec *rw = w->n ? w->v[0] : NULL;
 	struct rec *pick;

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sim.h - the simulated backend: a device model with a virtual clock that
+ * dao_sim.h - the simulated backend: a device model with a virtual clock that
  * the real executor and policy drive (daosim, tests).
  *
- * Engines as in backend.h: one compute engine, one copy engine each way
- * (full duplex). An operation starts when its engine is free and its fence
+ * This is the interface of the static library libdao-sim.a (with the trace
+ * reader of dao_trace.h), not of libdao.so: programs that use it link
+ * libdao-sim.a and the static libdao.a.
+ *
+ * Engines: one compute engine, one copy engine each way (full duplex). An operation starts when its engine is free and its fence
  * is reached; a kernel takes max(flops / flops_per_s, operand_bytes /
  * mem_bytes_per_s) + launch_ns; a copy takes bytes / bandwidth.
  */
@@ -14,7 +17,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/backend.h"
+#include "dao.h"
+
+/* A device libdao drives (opaque here). */
+struct dao_backend;
+
+/* The engine of a span (the same numbering as libdao's engines). */
+enum dao_sim_engine {
+	DAO_SIM_ENGINE_COMPUTE = 0,
+	DAO_SIM_ENGINE_H2D = 1,
+	DAO_SIM_ENGINE_D2H = 2,
+};
 
 struct dao_sim_model {
 	char name[32];
@@ -43,7 +56,7 @@ struct dao_sim_span {
 	uint64_t end_ns;
 	uint64_t bytes;          /* copied bytes, or operand bytes of a kernel */
 	uint64_t resident_bytes; /* kernels: device bytes allocated when prepared */
-	uint8_t engine;          /* enum dao_engine */
+	uint8_t engine;          /* enum dao_sim_engine */
 };
 
 struct dao_sim_result {
@@ -60,5 +73,15 @@ struct dao_sim_result {
 dao_status dao_backend_sim_create(const struct dao_sim_model *m, uint64_t budget,
 				  int record_spans, struct dao_backend **out);
 void dao_backend_sim_result(struct dao_backend *be, struct dao_sim_result *out);
+
+/* Destroy a backend no context owns (one dao_open_on_backend never took). */
+void dao_backend_destroy(struct dao_backend *be);
+
+/*
+ * Open a private context driving a backend the caller built. The context
+ * owns `be` from then on, also on failure. (In libdao.a; libdao.so does not
+ * export it.)
+ */
+dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, dao_ctx *out);
 
 #endif /* DAO_SIM_H */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.h - dao-trace v1 (shared/trace-format.md): a reader that turns a
- * whole trace into memory, and the writer behind DAO_TRACE.
+ * dao_trace.h - dao-trace v1 (Documentation/trace-format.md): the format's
+ * limits and a reader that turns a whole trace into memory. The reader is in
+ * the static library libdao-sim.a (with the simulated backend, dao_sim.h),
+ * not in libdao.so; the writer behind DAO_TRACE is internal to libdao.
  *
  * The reader resolves every id to a dense buffer index so that consumers
  * (daosim, the LP bound, tests) index arrays instead of hashing ids again.
@@ -83,13 +85,5 @@ static inline const struct dao_trace_operand *dao_trace_kernel_ops(const struct 
 {
 	return t->ops + e->u.kernel.first_op;
 }
-
-/* The writer (DAO_TRACE) is declared in trace_writer.h, for the core.
- * Notes on its behaviour: kind, label and name are written as single words
- * (blanks and control bytes become '_', a leading '#' too, at most 255
- * bytes kept; a NULL name is written "kernel"); a record naming an id out
- * of range is dropped and dao_trace_writer_close() then returns
- * DAO_ERR_INVALID; any failed write makes it return DAO_ERR_IO. */
-#include "trace/trace_writer.h"
 
 #endif /* DAO_TRACE_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * publish_layout.h - the shared-memory segment through which a libdao process
- * shows its residency to daoctl (layout version 1, Documentation/daoctl.md).
+ * dao_publish.h - the shared-memory segment through which a libdao process
+ * shows its residency to daoctl (layout version 2, Documentation/daoctl.md).
  *
  * One segment per device of a process: DAO_PUB_DIR/dao.<uid>.<pid>.<serial>,
  * mode 0600, created under a temporary name and renamed once its header is
@@ -20,9 +20,14 @@
  * No fences are needed (sanitizers model none), and atomic words cannot race.
  * Keeping the two parts apart lets a reader copy the table without being
  * starved by the per-op summary updates.
+ *
+ * Versions grow only by appending fields to the header: version 2 added
+ * slurm_job_id. summary_off is the size of the header the writer knows, so
+ * a reader takes a version-1 segment (summary_off ==
+ * DAO_PUB_HEADER_V1_BYTES) as a version-2 header with the new fields zero.
  */
-#ifndef DAO_PUBLISH_LAYOUT_H
-#define DAO_PUBLISH_LAYOUT_H
+#ifndef DAO_PUBLISH_H
+#define DAO_PUBLISH_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -36,7 +41,7 @@
 #define DAO_PUB_TMP_PREFIX ".dao-tmp."
 /* "DAOPUB" in memory order on little-endian machines. */
 #define DAO_PUB_MAGIC 0x00004255504f4144ull
-#define DAO_PUB_VERSION 1u
+#define DAO_PUB_VERSION 2u
 /* Buffers published per device; the largest ones are kept. */
 #define DAO_PUB_BUFS 256u
 #define DAO_PUB_TEXT 64
@@ -76,7 +81,12 @@ struct dao_pub_header {
 	char job[DAO_PUB_TEXT];
 	char backend[DAO_PUB_SHORT];
 	char policy[DAO_PUB_SHORT];
+	/* version 2 */
+	uint64_t slurm_job_id; /* SLURM_JOB_ID of the process, 0 outside Slurm */
 };
+
+/* The header of version 1: everything before slurm_job_id. */
+#define DAO_PUB_HEADER_V1_BYTES offsetof(struct dao_pub_header, slurm_job_id)
 
 /* The summary, as words in this order. */
 struct dao_pub_summary {
@@ -235,4 +245,4 @@ static inline bool dao_pub_stat_start_time(const char *stat, uint64_t *out)
 	return true;
 }
 
-#endif /* DAO_PUBLISH_LAYOUT_H */
+#endif /* DAO_PUBLISH_H */

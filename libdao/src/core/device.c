@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.c - a device: what the contexts on one backend share (decision 11):
+ * its queue and executor, residency and policy, arena, trace, publisher and
+ * statistics. Created from the settings the api layer resolved.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "base/log.h"
+#include "core/device.h"
+#include "core/executor.h"
+#include "core/publish.h"
+#include "core/summary.h"
+#include "core/victim.h"
+#include "policy/policy.h"
+#include "trace/trace_writer.h"
+
+void device_destroy(struct device *d)
+{
+	if (!d)
+		return;
+	executor_stop(d);
+	summary_write(d);
+	publish_close(d);
+	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
+		dao_warn("writing the trace failed");
+	free(d->trace_path);
+	victim_destroy(d);
+	arena_destroy(&d->res.arena);
+	if (d->be)
+		d->be->ops->destroy(d->be);
+	pthread_cond_destroy(&d->work_cv);
+	pthread_cond_destroy(&d->done_cv);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+}
+
+dao_status device_create(struct dao_backend *be, const struct resolved_config *rc,
+			 uint64_t host_budget, struct device **out)
+{
+	struct device *d = calloc(1, sizeof(*d));
+	dao_status st;
+
+	if (!d) {
+		be->ops->destroy(be);
+		return DAO_ERR_NOMEM;
+	}
+	{
+		pthread_mutexattr_t ma;
+
+		/* The job's thread and the executor hand the lock back and
+		 * forth for short sections: spin a little before sleeping. */
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&d->mu, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
+	pthread_cond_init(&d->work_cv, NULL);
+	pthread_cond_init(&d->done_cv, NULL);
+	d->be = be;
+	d->kind = be->kind;
+	d->policy = rc->policy;
+	d->pol = policy_ops(rc->policy);
+	d->lookahead = rc->lookahead;
+	d->flags = rc->flags;
+	d->log_level = rc->log_level;
+	d->budget = be->arena_bytes;
+	d->host_budget = host_budget;
+	d->q.next_seq = 1;
+	d->next_rec_id = 1;
+	d->stats.budget_bytes = d->budget;
+	d->stats.host_budget_bytes = d->host_budget;
+	victim_init(d);
+	if (!arena_init(&d->res.arena, be->arena_bytes, be->align, be->contiguous)) {
+		device_destroy(d);
+		return DAO_ERR_NOMEM;
+	}
+	if (rc->trace_path[0]) {
+		d->trace_path = strdup(rc->trace_path);
+		if (!d->trace_path) {
+			device_destroy(d);
+			return DAO_ERR_NOMEM;
+		}
+		st = dao_trace_writer_open(rc->trace_path, &d->trace);
+		if (st != DAO_OK) {
+			dao_err("cannot write trace %s", rc->trace_path);
+			device_destroy(d);
+			return st;
+		}
+	}
+	memcpy(d->job_name, rc->job_name, sizeof(d->job_name));
+	memcpy(d->summary_path, rc->summary_path, sizeof(d->summary_path));
+	d->slurm_job_id = summary_slurm_job_id();
+	publish_open(d);
+	st = executor_start(d);
+	if (st != DAO_OK) {
+		device_destroy(d);
+		return st;
+	}
+	*out = d;
+	return DAO_OK;
+}

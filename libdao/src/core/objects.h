@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * objects.h - the core's objects and how they relate.
+ *
+ *   dao_ctx (handle) -> struct ctx      one ordered stream of work, its handles
+ *   struct ctx       -> struct device   shared by the contexts of a process on
+ *                                       one backend (decision 11)
+ *   buffer handle    -> struct slot     per context: generation, references,
+ *                                       owner record plus view offset/length
+ *   struct slot      -> struct rec      one owning buffer: its future uses (the
+ *                                       access-pattern table) and its residency
+ *   struct op                           one queued operation (kernel, host
+ *                                       write/read, free, iteration, sync); a
+ *                                       kernel's distinct owners are its `opnd`s,
+ *                                       each also a node of its record's use list
+ *
+ * Locking: one mutex per device (dev->mu) guards everything here. The executor
+ * drops it only while a kernel function runs or while it waits for copies.
+ */
+#ifndef DAO_CORE_OBJECTS_H
+#define DAO_CORE_OBJECTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/fence.h"
+#include "dao.h"
+#include "mem/arena.h"
+
+struct dao_backend;
+struct dao_pin;
+struct dao_publisher;
+struct dao_policy_ops;
+
+#define DAO_MAX_OPERANDS 4096u
+#define DAO_MAX_LOOKAHEAD 65536u
+#define DAO_LABEL_MAX 64
+#define DAO_HOST_ALIGN 256u
+
+struct rec;
+struct op;
+struct ctx;
+struct device;
+struct dao_trace_writer;
+
+enum { MODE_R = 1, MODE_W = 2, MODE_RW = 3 };
+
+/* One distinct owning buffer of a queued op; a node of the record's list of
+ * upcoming uses, in logical-time order. */
+struct opnd {
+	struct rec *rec;
+	struct opnd *next_use;
+	struct op *op;
+	uint8_t mode;
+};
+
+/* One operand as the job gave it: resolved to its owner plus the view. */
+struct karg {
+	struct rec *rec; /* NULL for an operand of zero bytes */
+	uint64_t off;
+	uint64_t len;
+};
+
+enum op_kind { OP_KERNEL, OP_WRITE, OP_READ, OP_FREE, OP_ITER, OP_SYNC };
+
+struct op {
+	struct op *next; /* device queue, FIFO */
+	enum op_kind kind;
+	struct ctx *ctx;
+	uint64_t seq; /* logical time: position in the device's op stream */
+	/* OP_KERNEL */
+	dao_kernel_fn fn;
+	void *user;
+	const char *name;
+	uint64_t flops;
+	uint32_t nargs;
+	uint32_t nopnd;
+	struct karg *args;
+	struct opnd *opnd; /* distinct owners; host ops use opnd[0] */
+	void **ptrs;
+	uint64_t *sizes;
+	/* OP_WRITE / OP_READ: range of opnd[0].rec, job memory */
+	uint64_t off;
+	uint64_t len;
+	void *mem;
+	/* OP_FREE */
+	struct rec *free_rec;
+	/* blocking ops: the submitter waits for done */
+	bool blocking;
+	bool done;
+	dao_status result;
+};
+
+enum heap_id { HEAP_CLEAN = 0, HEAP_DIRTY = 1, HEAPS = 2 };
+
+struct rec {
+	uint64_t id; /* device-wide serial, never reused: trace id */
+	uint64_t size;
+	uint64_t asize; /* size rounded to the arena granularity */
+	struct ctx *ctx;
+	uint32_t refs; /* live handle slots naming it */
+	bool released;
+	bool traced; /* its 'b' line is in the trace */
+	char label[DAO_LABEL_MAX];
+	struct opnd *use_head, *use_tail;
+	uint64_t stamp; /* launch-time deduplication */
+	uint32_t stamp_idx;
+
+	/* residency, decided by the executor */
+	struct dao_block *blk; /* device allocation, NULL when not resident */
+	bool dev_valid;        /* the device copy holds the current contents */
+	bool host_valid;       /* the host copy (or the job's initial contents) is current */
+	void *host;
+	uint64_t pin_handle; /* module pin of the host copy, 0 if none */
+	dao_fence ready;     /* device copy valid once reached */
+	dao_fence busy;      /* every use of the device copy done once reached */
+	dao_fence host_busy; /* every copy from or into the host copy done */
+	uint64_t last_use;   /* seq of the last executed use */
+	uint64_t load_seq;   /* seq when it became resident (fifo) */
+	uint32_t pin;        /* operand of the op being executed: not a victim */
+	bool ahead;          /* prefetched (or its space reserved); its use has not run */
+	bool cleaned;        /* written back ahead of eviction, still resident and clean */
+	int32_t heap_pos;    /* index in heaps[heap_which], -1 when absent */
+	uint8_t heap_which;
+	uint64_t key;
+	/* iteration pattern: offset of the first use in the current iteration */
+	uint64_t iter_no;
+	uint64_t iter_off;
+	/* every live record of the device, for publishing */
+	struct rec *all_prev, *all_next;
+};
+
+/* A handle slot. Owners and views alike; views point at the owner's record. */
+struct slot {
+	uint32_t gen;
+	uint32_t gen_first; /* its first generation: the slot retires before reaching it again */
+	uint32_t refs; /* 0: free slot */
+	struct rec *rec;
+	uint64_t off;
+	uint64_t len;
+	uint32_t next_free;
+	bool is_view;
+};
+
+struct victim_heap {
+	struct rec **v;
+	uint32_t n;
+	uint32_t cap;
+};
+
+/* The device's queue of ops (queue.c pushes, executor.c pops). */
+struct dev_queue {
+	struct op *head, *tail;
+	uint64_t queued;
+	uint32_t flush; /* blocking ops or waiters in queue: run without waiting for a full window */
+	uint64_t next_seq;
+	uint64_t now_seq;     /* seq of the op being executed */
+	struct op *pinned_op; /* kernel whose operands are pinned, between prepare and retire */
+	bool executing;       /* between popping an op and finishing it */
+};
+
+/* What is resident where, and what goes next (residency.c, victim.c). */
+struct dev_residency {
+	struct dao_arena arena;
+	struct victim_heap heaps[HEAPS];
+	struct op *pf_op; /* prefetch cursor: first op whose operands may still need a fetch */
+	uint32_t pf_idx;
+	uint64_t pf_bytes;    /* bytes brought in ahead whose use has not run */
+	uint64_t clean_bytes; /* bytes written back ahead that are still resident */
+	uint64_t max_asize;   /* largest buffer: sets how far ahead to work */
+	uint64_t iter_no;
+	uint64_t iter_start;
+	uint64_t prev_iter_len; /* 0 until one iteration completed */
+};
+
+/*
+ * A device is a composition: its queue, its residency (with the policy's
+ * table and the arena), its statistics and its publisher, each kept by the
+ * files named beside it; the rest is the executor thread's state and the
+ * settings the device was opened with.
+ */
+struct device {
+	pthread_mutex_t mu;
+	pthread_cond_t work_cv; /* executor: work arrived */
+	pthread_cond_t done_cv; /* submitters: op done, queue space */
+	pthread_t thread;
+	bool thread_started;
+	bool stop;
+	bool exec_waiting;     /* executor sleeps on work_cv */
+	uint32_t done_waiters; /* threads sleeping on done_cv */
+
+	struct dao_backend *be;
+	dao_backend_kind kind;
+	dao_policy policy;
+	const struct dao_policy_ops *pol; /* what the policy varies (policy/policy.h) */
+	uint32_t lookahead;
+	uint32_t flags;
+	uint64_t budget;
+	uint64_t host_budget;
+	uint64_t host_committed; /* bytes of live owning buffers */
+	bool shared;
+	uint32_t nctx;
+	uint32_t serial; /* registry bookkeeping */
+
+	struct dev_queue q;       /* queue.c, executor.c */
+	struct dev_residency res; /* residency.c, victim.c */
+
+	uint64_t next_rec_id;
+	uint64_t stamp;
+	uint64_t trace_iter;
+	struct dao_trace_writer *trace;
+	struct dao_pin *pin;
+	struct dao_publisher *pub;
+	struct rec *all_recs; /* list of live records (rec->all_next) */
+	char job_name[64];
+	uint64_t slurm_job_id;      /* SLURM_JOB_ID when run under Slurm, else 0 */
+	uint64_t peak_pinned_bytes; /* most host bytes pinned at once */
+	char summary_path[4096];    /* DAO_SUMMARY: "stderr", a file, or "" */
+	char *trace_path; /* where the trace goes; NULL when none */
+	/* Messages that belong to no one context (the device's own) follow the
+	 * most verbose context ever opened on it (raised by dao_open while the
+	 * executor may read it). */
+	_Atomic int log_level;
+
+	dao_fence issued; /* everything submitted to the backend so far */
+	dao_status failure; /* backend failure: sticky for every context */
+	dao_stats stats;
+};
+
+struct ctx {
+	uint64_t id; /* the dao_ctx value */
+	uint32_t tag;
+	struct device *dev;
+	struct slot *slots;
+	uint32_t nslots;
+	uint32_t free_head; /* 1-based; 0 none */
+	uint64_t live_handles;
+	uint64_t queued;
+	uint32_t active; /* API calls in flight (registry mutex) */
+	bool closing;
+	dao_status failure; /* first kernel failure */
+	dao_log_level log_level; /* what libdao logs for this context */
+	char job_name[64];
+};
+
+static inline bool rec_dirty(const struct rec *r)
+{
+	return r->blk && r->dev_valid && !r->host_valid;
+}
+
+#endif /* DAO_CORE_OBJECTS_H */

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.c - handles: what a dao_ctx or a dao_buf names.
+ *
+ * A dao_ctx is (generation << 32 | slot + 1) in a process-wide table, so a
+ * closed or forged handle is refused instead of dereferenced.
+ *
+ * A dao_buf is tag(12) | generation(28) | slot + 1 (24 bits). The tag names
+ * the context, so a handle passed to the wrong context is recognised; the
+ * generation changes whenever a slot is freed, so a released handle never
+ * names the buffer that later takes its slot (decision 1). A slot that has
+ * issued all 2^28 generations retires instead of wrapping: one slot record
+ * per 2^28 releases stays allocated until the context closes, and the 2^24
+ * slot numbers would last 2^52 releases.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "core/queue.h"
+#include "core/registry.h"
+
+#define SLOT_BITS 24
+#define GEN_BITS 28
+#define SLOT_MASK ((1u << SLOT_BITS) - 1)
+#define GEN_MASK ((1u << GEN_BITS) - 1)
+
+static _Atomic uint32_t gen_seed = 1;
+/* Tags of open contexts, to tell a foreign handle from garbage: written
+ * under the registry's lock, read by any lookup. */
+static _Atomic uint32_t tags_open[(CTX_TAGS + 1) / 32];
+/* The tag given last: the next search starts after it, so a closed
+ * context's tag is the last to be given again (its stale handles then meet
+ * DAO_ERR_HANDLE for as long as possible). Registry lock. */
+static uint32_t tag_cursor;
+
+static bool tag_is_open(uint32_t tag)
+{
+	return atomic_load(&tags_open[tag / 32]) & (1u << (tag % 32));
+}
+
+/* A tag no open context holds; DAO_ERR_LIMIT when all are held. */
+static dao_status tag_alloc(uint32_t *tag)
+{
+	for (uint32_t n = 0; n < CTX_TAGS; n++) {
+		uint32_t t = tag_cursor % CTX_TAGS + 1;
+
+		tag_cursor = t;
+		if (!tag_is_open(t)) {
+			atomic_fetch_or(&tags_open[t / 32], 1u << (t % 32));
+			*tag = t;
+			return DAO_OK;
+		}
+	}
+	return DAO_ERR_LIMIT;
+}
+
+static void tag_free(uint32_t tag)
+{
+	atomic_fetch_and(&tags_open[tag / 32], ~(1u << (tag % 32)));
+}
+
+dao_buf slot_handle(const struct ctx *c, uint32_t idx)
+{
+	const struct slot *s = &c->slots[idx];
+
+	return (dao_buf){ ((uint64_t)c->tag << (SLOT_BITS + GEN_BITS)) |
+			  ((uint64_t)(s->gen & GEN_MASK) << SLOT_BITS) | (idx + 1) };
+}
+
+dao_status slot_lookup(struct ctx *c, dao_buf b, struct slot **out)
+{
+	uint32_t idx = (uint32_t)(b.id & SLOT_MASK);
+	uint32_t gen = (uint32_t)((b.id >> SLOT_BITS) & GEN_MASK);
+	uint32_t tag = (uint32_t)(b.id >> (SLOT_BITS + GEN_BITS));
+	struct slot *s;
+
+	if (tag != c->tag) {
+		if (tag && tag_is_open(tag))
+			return DAO_ERR_FOREIGN;
+		return DAO_ERR_HANDLE;
+	}
+	if (idx == 0 || idx > c->nslots)
+		return DAO_ERR_HANDLE;
+	s = &c->slots[idx - 1];
+	if (!s->refs || (s->gen & GEN_MASK) != gen)
+		return DAO_ERR_HANDLE;
+	*out = s;
+	return DAO_OK;
+}
+
+dao_status slot_new(struct ctx *c, uint32_t *idx)
+{
+	if (!c->free_head) {
+		uint32_t n = c->nslots ? c->nslots * 2 : 64;
+		struct slot *v;
+
+		if (c->nslots >= SLOT_MASK)
+			return DAO_ERR_LIMIT;
+		if (n > SLOT_MASK)
+			n = SLOT_MASK;
+		v = realloc(c->slots, (size_t)n * sizeof(*v));
+		if (!v)
+			return DAO_ERR_NOMEM;
+		for (uint32_t i = c->nslots; i < n; i++) {
+			v[i] = (struct slot){ .gen = atomic_fetch_add(&gen_seed, 7919) };
+			v[i].gen_first = v[i].gen;
+			v[i].next_free = i + 1 < n ? i + 2 : 0;
+		}
+		c->free_head = c->nslots + 1;
+		c->slots = v;
+		c->nslots = n;
+	}
+	*idx = c->free_head - 1;
+	c->free_head = c->slots[*idx].next_free;
+	return DAO_OK;
+}
+
+void slot_put(struct ctx *c, uint32_t idx)
+{
+	struct slot *s = &c->slots[idx];
+
+	s->gen++;
+	s->refs = 0;
+	s->rec = NULL;
+	c->live_handles--;
+	if (((s->gen ^ s->gen_first) & GEN_MASK) == 0)
+		return; /* every generation used: retired, never free again */
+	s->next_free = c->free_head;
+	c->free_head = idx + 1;
+}
+
+/* Give back a slot slot_new just handed out, unused: as if never taken. */
+void slot_put_unused(struct ctx *c, uint32_t idx)
+{
+	c->slots[idx].next_free = c->free_head;
+	c->free_head = idx + 1;
+}
+
+uint32_t slot_index(dao_buf b)
+{
+	return (uint32_t)(b.id & SLOT_MASK) - 1;
+}
+
+struct reg_slot {
+	uint32_t gen;
+	struct ctx *c;
+};
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER;
+static struct reg_slot *reg;
+static uint32_t nreg;
+
+/* A kernel function runs on its device's executor, which waits for it: a call
+ * from there that queues work or waits for queued work could never finish. */
+static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
+{
+	uint32_t idx = (uint32_t)h.id, gen = (uint32_t)(h.id >> 32);
+	struct ctx *c;
+
+	pthread_mutex_lock(&reg_mu);
+	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
+	    c->closing) {
+		pthread_mutex_unlock(&reg_mu);
+		return DAO_ERR_CLOSED;
+	}
+	if (queues_or_waits && queue_consumer_is_current(c->dev)) {
+		pthread_mutex_unlock(&reg_mu);
+		dao_log_at(c->log_level, DAO_LOG_ERROR,
+			   "called from inside a kernel function on the device that runs it");
+		return DAO_ERR_REENTRANT;
+	}
+	c->active++;
+	pthread_mutex_unlock(&reg_mu);
+	dao_log_scope_push(c->log_level);
+	pthread_mutex_lock(&c->dev->mu);
+	/* Deterministic mode: the job's calls interleave with whole ops only,
+	 * so what the executor sees never depends on thread timing. */
+	if (c->dev->flags & DAO_CONFIG_DETERMINISTIC)
+		queue_wait_turn(c->dev);
+	*out = c;
+	return DAO_OK;
+}
+
+dao_status ctx_enter(dao_ctx h, struct ctx **out)
+{
+	return enter(h, false, out);
+}
+
+dao_status ctx_enter_to_queue(dao_ctx h, struct ctx **out)
+{
+	return enter(h, true, out);
+}
+
+void ctx_leave(struct ctx *c)
+{
+	pthread_mutex_unlock(&c->dev->mu);
+	dao_log_scope_pop();
+	pthread_mutex_lock(&reg_mu);
+	if (--c->active == 0)
+		pthread_cond_broadcast(&reg_cv);
+	pthread_mutex_unlock(&reg_mu);
+}
+
+dao_status registry_insert(struct ctx *c)
+{
+	dao_status st;
+	uint32_t i;
+
+	for (i = 0; i < nreg; i++)
+		if (!reg[i].c)
+			break;
+	if (i == nreg) {
+		struct reg_slot *n = realloc(reg, (nreg + 16) * sizeof(*n));
+
+		if (!n)
+			return DAO_ERR_NOMEM;
+		memset(n + nreg, 0, 16 * sizeof(*n));
+		reg = n;
+		nreg += 16;
+	}
+	st = tag_alloc(&c->tag);
+	if (st != DAO_OK) {
+		dao_err("%u contexts are open: no context tag is free", CTX_TAGS);
+		return st;
+	}
+	reg[i].gen++;
+	reg[i].c = c;
+	c->id = ((uint64_t)reg[i].gen << 32) | (i + 1);
+	return DAO_OK;
+}
+
+void registry_lock(void)
+{
+	pthread_mutex_lock(&reg_mu);
+}
+
+void registry_unlock(void)
+{
+	pthread_mutex_unlock(&reg_mu);
+}
+
+dao_status registry_close(dao_ctx h, struct ctx **out)
+{
+	uint32_t idx = (uint32_t)h.id, gen = (uint32_t)(h.id >> 32);
+	struct ctx *c;
+
+	pthread_mutex_lock(&reg_mu);
+	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
+	    c->closing) {
+		pthread_mutex_unlock(&reg_mu);
+		return DAO_ERR_CLOSED;
+	}
+	if (queue_consumer_is_current(c->dev)) {
+		/* Close drains the queue, the kernel calling it included. */
+		pthread_mutex_unlock(&reg_mu);
+		dao_log_at(c->log_level, DAO_LOG_ERROR,
+			   "dao_close called from inside a kernel function on the device that runs it");
+		return DAO_ERR_REENTRANT;
+	}
+	c->closing = true;
+	while (c->active)
+		pthread_cond_wait(&reg_cv, &reg_mu);
+	reg[idx - 1].c = NULL;
+	/* Only now: until its calls drained, the tag still named this context. */
+	tag_free(c->tag);
+	pthread_mutex_unlock(&reg_mu);
+	*out = c;
+	return DAO_OK;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * residency.h - what moves where (residency.c): all called with dev->mu
+ * held, from the executor.
+ */
+#ifndef DAO_CORE_RESIDENCY_H
+#define DAO_CORE_RESIDENCY_H
+
+#include "core/objects.h"
+
+dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after);
+void res_after_kernel(struct device *d, struct op *op, uint64_t kseq);
+void res_retire(struct device *d, struct op *op);
+void res_prefetch(struct device *d);
+dao_status res_host_write(struct device *d, struct op *op);
+dao_status res_host_read(struct device *d, struct op *op);
+void res_free_rec(struct device *d, struct rec *r);
+void res_skip(struct device *d, struct op *op);
+void res_iteration(struct device *d, struct op *op);
+dao_status res_wait(struct device *d, const dao_fence *f);
+
+#endif /* DAO_CORE_RESIDENCY_H */
