@@ -27,11 +27,29 @@ $(BUILD)/%/tests-cudamodel/test_cudamodel: tests/cudamodel/test_cudamodel.c test
 		-L$(BUILD)/$*/cudamodel -l:libcudart.so.13 $(SAN_$*) -pthread
 endif
 
+# dao-bench for each variant (rel is the product's, tools/bench/bench.mk):
+# its copy figures run on both CUDA backends against the model.
+ifeq ($(HAVE_CUDA),1)
+CUDAMODEL_BENCH_rel := $(BENCH_BIN)
+define cudamodel_bench_variant
+$(BUILD)/$(1)/obj/tools/bench/%.o: tools/bench/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(call cflags,$(1)) -MMD -MP -c $$< -o $$@
+
+$(BUILD)/$(1)/bin/dao-bench: $(patsubst tools/bench/%.c,$(BUILD)/$(1)/obj/tools/bench/%.o,$(BENCH_SRCS)) $(BUILD)/$(1)/lib/libdao.a
+	@mkdir -p $$(@D)
+	$$(CC) -o $$@ $$(filter %.o,$$^) $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm
+CUDAMODEL_BENCH_$(1) := $(BUILD)/$(1)/bin/dao-bench
+endef
+$(foreach v,asan tsan,$(eval $(call cudamodel_bench_variant,$(v))))
+endif
+
 # `make check-cudamodel` (part of `make check`): the model's own tests, then
 # the GPU tests (tests/gpu/) on both CUDA backends against the model, and
 # the fallback test against a model without a device and without a driver;
 # the property test again where pinning is refused (pageable staging) and
-# the driver cannot discard (dead data migrates); each plain, under
+# the driver cannot discard (dead data migrates); dao-bench copy on both
+# CUDA backends (tests/cudamodel/bench_copy.t); each plain, under
 # ASan+UBSan and under TSan. The GPU tests run scaled
 # down: the model moves every byte with the CPU.
 .PHONY: check-cudamodel
@@ -41,7 +59,7 @@ CUDAMODEL_RUN_tsan := setarch $(shell uname -m) -R
 
 define cudamodel_check
 .PHONY: check-cudamodel-$(1)
-check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1)) $(BUILD)/$(1)/tests/test_cuda_fallback
+check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1)) $(BUILD)/$(1)/tests/test_cuda_fallback $(CUDAMODEL_BENCH_$(1))
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel $(CUDAMODEL_GPU_ENV) $(CUDAMODEL_RUN_$(1)) \
 		prove -f $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1))
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel $(CUDAMODEL_GPU_ENV) DAO_TEST_PROGRAMS=1 \
@@ -51,6 +69,8 @@ check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(BUILD)/$(1)/tests-cudamodel/te
 		prove -f $(BUILD)/$(1)/tests/test_cuda_fallback
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_CUDAMODEL_DRIVER=0 $(CUDAMODEL_RUN_$(1)) \
 		prove -f $(BUILD)/$(1)/tests/test_cuda_fallback
+	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_BENCH=$(CUDAMODEL_BENCH_$(1)) $(CUDAMODEL_RUN_$(1)) \
+		prove -f --exec bash tests/cudamodel/bench_copy.t
 check-cudamodel: check-cudamodel-$(1)
 endef
 $(foreach v,rel asan tsan,$(eval $(call cudamodel_check,$(v))))
