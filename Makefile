@@ -6,6 +6,9 @@
 # holds what they share.
 
 PREFIX     ?= /usr/local
+# Where the library, its archive and dao.pc go: Debian's packages set the
+# multiarch directory (/usr/lib/x86_64-linux-gnu).
+LIBDIR     ?= $(PREFIX)/lib
 DESTDIR    ?=
 BUILD      ?= build
 CC         ?= cc
@@ -49,6 +52,7 @@ include libdao/libdao.mk
 -include tests/tests.mk
 -include kmod/kmod.mk
 -include slurm/slurm.mk
+-include debian/deb.mk
 
 clean:
 	rm -rf $(BUILD)

@@ -70,19 +70,25 @@ $(BUILD)/lib/libdao-sim.a: $(LIBDAO_SIM_A)
 DAO_PC_LIBS_PRIVATE = -pthread -lm $(if $(HAVE_CUDA),-L$(CUDA_LIBDIR) -Wl$(,)-rpath$(,)$(CUDA_LIBDIR) -lcudart)
 , := ,
 
+# libdir relative to the prefix where it lies under it, so that dao.pc moves
+# with --define-variable=prefix= (a staged DESTDIR tree).
+DAO_PC_LIBDIR = $(patsubst $(PREFIX)/%,$${exec_prefix}/%,$(LIBDIR))
+
 $(BUILD)/lib/pkgconfig/dao.pc: libdao/dao.pc.in Makefile libdao/libdao.mk libdao/cuda.mk
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(DAO_PC_LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@LIBS_PRIVATE@|$(DAO_PC_LIBS_PRIVATE)|g' $< > $@
 
 all: $(LIBDAO_SO) $(BUILD)/lib/libdao.a $(BUILD)/lib/libdao-sim.a $(BUILD)/lib/pkgconfig/dao.pc
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0644 libdao/include/dao.h $(DESTDIR)$(PREFIX)/include/dao.h
-	install -m 0755 $(LIBDAO_SO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libdao.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libdao.so.$(SOVERSION)
-	ln -sf libdao.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libdao.so
-	install -m 0644 $(BUILD)/lib/libdao.a $(DESTDIR)$(PREFIX)/lib/libdao.a
-	install -m 0644 $(BUILD)/lib/pkgconfig/dao.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dao.pc
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 0644 libdao/include/dao.h libdao/include/dao_publish.h libdao/include/dao_trace.h \
+		libdao/include/dao_sim.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0755 $(LIBDAO_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libdao.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdao.so.$(SOVERSION)
+	ln -sf libdao.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdao.so
+	install -m 0644 $(BUILD)/lib/libdao.a $(DESTDIR)$(LIBDIR)/libdao.a
+	install -m 0644 $(BUILD)/lib/libdao-sim.a $(DESTDIR)$(LIBDIR)/libdao-sim.a
+	install -m 0644 $(BUILD)/lib/pkgconfig/dao.pc $(DESTDIR)$(LIBDIR)/pkgconfig/dao.pc
 include libdao/cuda.mk

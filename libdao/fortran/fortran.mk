@@ -30,7 +30,7 @@ all: $(LIBDAO_FORTRAN_A)
 install: install-fortran
 .PHONY: install-fortran
 install-fortran: $(LIBDAO_FORTRAN_A)
-	install -d $(DESTDIR)$(FMODDIR) $(DESTDIR)$(PREFIX)/lib
+	install -d $(DESTDIR)$(FMODDIR) $(DESTDIR)$(LIBDIR)
 	install -m 0644 $(FORTRAN_DIR)/dao.mod $(DESTDIR)$(FMODDIR)/dao.mod
-	install -m 0644 $(LIBDAO_FORTRAN_A) $(DESTDIR)$(PREFIX)/lib/libdao_fortran.a
+	install -m 0644 $(LIBDAO_FORTRAN_A) $(DESTDIR)$(LIBDIR)/libdao_fortran.a
 endif

@@ -4,11 +4,14 @@
  * to solve by hand (the derivations are in the comments), and properties
  * that hold on any trace.
  */
+#include <glpk.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../tools/daosim/lp_bound.h"
+#include "../../tools/daosim/time_bound.h"
 #include "tap.h"
 
 #define H "dao-trace 1\n"
@@ -209,10 +212,10 @@ static char *random_trace(unsigned *seed, int nb, int nk)
 static void test_random_properties(void)
 {
 	unsigned seed = 12345;
-	int monotone = 1, above = 1, at_peak = 1;
+	int monotone = 1, above = 1, at_peak = 1, same = 1;
 
-	for (int i = 0; i < 40; i++) {
-		char *text = random_trace(&seed, 4 + i % 8, 10 + i);
+	for (int i = 0; i < 200; i++) {
+		char *text = random_trace(&seed, 4 + i % 12, 10 + i % 60);
 		struct dao_trace *t = parse(text);
 		struct trace_profile p;
 		uint64_t prev_h = UINT64_MAX, prev_d = UINT64_MAX, h, d;
@@ -222,10 +225,21 @@ static void test_random_properties(void)
 		for (int step = 0; step <= 8; step++) {
 			uint64_t budget = p.max_kernel_bytes +
 					  (p.peak_live_bytes - p.max_kernel_bytes) * step / 8;
+			uint64_t gh, gd;
 
 			if (lp_bound_bytes(&p, budget, LP_H2D, &h, err, sizeof(err)) ||
 			    lp_bound_bytes(&p, budget, LP_D2H, &d, err, sizeof(err)))
 				tap_bail("LP: %s", err);
+			if (lp_bound_bytes_glpk(&p, budget, LP_H2D, 0, &gh, err, sizeof(err)) ||
+			    lp_bound_bytes_glpk(&p, budget, LP_D2H, 0, &gd, err, sizeof(err)))
+				tap_bail("GLPK: %s", err);
+			if (gh != h || gd != d) {
+				tap_diag("trace %d budget %llu: greedy %llu/%llu, GLPK %llu/%llu", i,
+					 (unsigned long long)budget, (unsigned long long)h,
+					 (unsigned long long)d, (unsigned long long)gh,
+					 (unsigned long long)gd);
+				same = 0;
+			}
 			monotone &= h <= prev_h && d <= prev_d;
 			above &= h >= p.compulsory_bytes;
 			if (step == 8)
@@ -237,9 +251,296 @@ static void test_random_properties(void)
 		dao_trace_free(t);
 		free(text);
 	}
+	tap_ok(same, "random traces: the greedy equals GLPK's min-cost flow in both directions, 9 budgets each");
 	tap_ok(monotone, "random traces: LP bounds never grow with the budget");
 	tap_ok(above, "random traces: LP h2d bound >= compulsory bytes");
 	tap_ok(at_peak, "random traces: at the peak live bytes only compulsory bytes move");
+}
+
+/* A device where a flop takes 1 ns and a byte 1 ns to copy either way;
+ * operand bytes cost at most 1 ns of kernel time (ceil of a tiny figure),
+ * so kernels of >= 1 flop take exactly their flops in ns. */
+static void unit_model(struct dao_sim_model *m)
+{
+	dao_sim_model_preset("h100", m);
+	m->flops_per_s = 1e9;
+	m->mem_bytes_per_s = 1e15;
+	m->h2d_bytes_per_s = 1e9;
+	m->d2h_bytes_per_s = 1e9;
+	m->launch_ns = 0;
+}
+
+static uint64_t ti_bound(const char *text, uint64_t budget)
+{
+	struct dao_trace *t = parse(text);
+	struct trace_profile p;
+	struct dao_sim_model m;
+	struct time_bound tb;
+	char err[256];
+
+	unit_model(&m);
+	if (trace_profile_build(t, 1, &p))
+		tap_bail("profile");
+	if (time_bound_solve(&p, &m, budget, 0, &tb, err, sizeof(err)))
+		tap_bail("time bound: %s", err);
+	trace_profile_free(&p);
+	dao_trace_free(t);
+	return tb.ns;
+}
+
+/*
+ * The time-indexed bound on traces solved by hand (windows: W0 before the
+ * first kernel, then one per kernel; a copy in a window takes space from
+ * the next kernel's start on; 1 byte = 1 ns each way).
+ */
+static void test_time_hand(void)
+{
+	/* One kernel of 50 ns reading 100 bytes: the fetch must end before it
+	 * starts (W0 = 100), then the kernel (50): 150, where
+	 * max(compute, h2d / bw) says 100. */
+	TAP_IS_U64(ti_bound(H "b 1 100\nk k0 50 r=1 w=- rw=-\n", 100), 150,
+		   "time-indexed: a fetch then its kernel, 150 ns");
+	/* Two kernels of 100 ns reading a, then b (100 bytes each): a in W0
+	 * (100), b during k0 (W1 = max(100, 100)), k1 (100): 300 at a budget
+	 * of 100 or 200 (fetching b in W0 too would make W0 200). The simple
+	 * bound is max(200, 200) = 200. */
+	TAP_IS_U64(ti_bound(H "b 1 100\nb 2 100\nk k0 100 r=1 w=- rw=-\nk k1 100 r=2 w=- rw=-\n",
+			    100),
+		   300, "time-indexed: the second fetch hides under the first kernel");
+	TAP_IS_U64(ti_bound(H "b 1 100\nb 2 100\nk k0 100 r=1 w=- rw=-\nk k1 100 r=2 w=- rw=-\n",
+			    200),
+		   300, "time-indexed: more room does not help");
+	/* cyclic (above) at 200: kernels of 0 flops take 1 ns (operand bytes,
+	 * rounded up). 100 bytes fit beside each kernel's operand. The
+	 * checkpoints at k2 and k3 force e_a + e_b >= 100 and e_b + e_c >= 100
+	 * dropped bytes, so at least 400 bytes are fetched, and a window copies
+	 * at most its length: sum >= 400 plus W6 (k5's window, where no fetch
+	 * is of use), 401. 401 would need every window up to W5 busy copying,
+	 * but W3 (k2's) cannot: what it fetches is for k3 or later and waits at
+	 * k3's start beside a and what is kept of b and c, which the capacity
+	 * there allows only as far as more is dropped (each byte fetched in W3
+	 * costs a byte fetched more). So one more ns: 402 (the byte LP's
+	 * 400 / bandwidth says 400). */
+	TAP_IS_U64(ti_bound(cyclic, 200), 402, "time-indexed: cyclic, 402 ns");
+	/* a written by k0, b read by k1 with no room for a (budget 100), a
+	 * read by k2; kernels 10 ns, 100 bytes each. a must be dropped across
+	 * k1 and written back after k0; b is fetched during k0 (W1), a again
+	 * during k1 (W2), the write-back runs beside b's fetch in W1:
+	 * W0 = 0, W1 = 100, W2 = 100, W3 = 10: 210. */
+	TAP_IS_U64(ti_bound(H "b 1 100\nb 2 100\nk k0 10 r=- w=1 rw=-\nk k1 10 r=2 w=- rw=-\n"
+			      "k k2 10 r=1 w=- rw=-\n",
+			    100),
+		   210, "time-indexed: a write-back beside a fetch");
+}
+
+
+/*
+ * The time-indexed LP written out as the issue states it, one fetch
+ * variable per (use, window) and one write-back variable per (write,
+ * window), solved by GLPK: the independent check of time_bound.c's
+ * aggregated form (running totals, no "after the previous use" rows).
+ */
+struct glpk_lp {
+	glp_prob *lp;
+	int *ia, *ja;
+	double *ar;
+	int n, cap;
+};
+
+static void g_entry(struct glpk_lp *g, int row, int col, double v)
+{
+	if (g->n + 1 >= g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 1024;
+		g->ia = realloc(g->ia, (size_t)g->cap * sizeof(int));
+		g->ja = realloc(g->ja, (size_t)g->cap * sizeof(int));
+		g->ar = realloc(g->ar, (size_t)g->cap * sizeof(double));
+		if (!g->ia || !g->ja || !g->ar)
+			tap_bail("out of memory");
+	}
+	g->n++;
+	g->ia[g->n] = row;
+	g->ja[g->n] = col;
+	g->ar[g->n] = v;
+}
+
+static int g_col(struct glpk_lp *g, double lb, double ub, double cost)
+{
+	int c = glp_add_cols(g->lp, 1);
+
+	if (isinf(ub))
+		glp_set_col_bnds(g->lp, c, GLP_LO, lb, 0);
+	else
+		glp_set_col_bnds(g->lp, c, lb == ub ? GLP_FX : GLP_DB, lb, ub);
+	glp_set_obj_coef(g->lp, c, cost);
+	return c;
+}
+
+static int g_silence(void *info, const char *msg)
+{
+	return 1;
+}
+
+static double time_lp_literal(const struct trace_profile *p, const struct dao_sim_model *m,
+			      uint64_t budget)
+{
+	size_t T = p->nkernels, n = p->nintervals;
+	struct glpk_lp g = { 0 };
+	int *wcol = calloc(T + 1, sizeof(int)), *hrow = calloc(T + 1, sizeof(int));
+	int *drow = calloc(T + 1, sizeof(int)), *caprow = calloc(T, sizeof(int));
+	int *wbcol = calloc(p->nversions + 1, sizeof(int));
+	double bin = m->h2d_bytes_per_s / 1e9, bout = m->d2h_bytes_per_s / 1e9, obj;
+	glp_smcp parm;
+
+	glp_term_hook(g_silence, NULL);
+	g.lp = glp_create_prob();
+	/* windows: w_m >= kernel time; rows w_m - H_m / bin >= 0, w_m - D_m / bout >= 0 */
+	for (size_t w = 0; w <= T; w++) {
+		wcol[w] = g_col(&g, w ? (double)model_kernel_ns(m, p->kernel_flops[w - 1],
+								p->kernel_bytes[w - 1]) :
+					0.0,
+				INFINITY, 1.0);
+		hrow[w] = glp_add_rows(g.lp, 1);
+		glp_set_row_bnds(g.lp, hrow[w], GLP_LO, 0, 0);
+		g_entry(&g, hrow[w], wcol[w], 1.0);
+		drow[w] = glp_add_rows(g.lp, 1);
+		glp_set_row_bnds(g.lp, drow[w], GLP_LO, 0, 0);
+		g_entry(&g, drow[w], wcol[w], 1.0);
+	}
+	/* capacity at each kernel start: operands + kept + fetched ahead <= budget */
+	for (size_t t = 0; t < T; t++) {
+		caprow[t] = glp_add_rows(g.lp, 1);
+		glp_set_row_bnds(g.lp, caprow[t], GLP_UP, 0, (double)(budget - p->kernel_bytes[t]));
+	}
+	for (size_t v = 0; v < p->nversions; v++)
+		wbcol[v] = g_col(&g, 0, INFINITY, 0);
+	/* fetch items: each interval (previous use p, use u; window p + 1 is
+	 * the previous use's own) and each first read (use u, windows 0..u) */
+	for (size_t j = 0; j < n; j++) {
+		const struct reuse_interval *iv = &p->intervals[j];
+		int kept = g_col(&g, 0, (double)iv->bytes, 0);
+		int sum = glp_add_rows(g.lp, 1);
+
+		/* kept + fetched = bytes */
+		glp_set_row_bnds(g.lp, sum, GLP_FX, (double)iv->bytes, (double)iv->bytes);
+		g_entry(&g, sum, kept, 1.0);
+		for (size_t t = iv->start + 1; t < iv->end; t++)
+			g_entry(&g, caprow[t], kept, 1.0);
+		for (size_t w = iv->start + 1; w <= iv->end; w++) {
+			int f = g_col(&g, 0, INFINITY, 0);
+
+			g_entry(&g, sum, f, 1.0);
+			g_entry(&g, hrow[w], f, -1.0 / bin);
+			for (size_t t = w; t < iv->end; t++)
+				g_entry(&g, caprow[t], f, 1.0);
+		}
+		if (iv->version != SIZE_MAX) {
+			/* wb_v >= bytes - kept */
+			int r = glp_add_rows(g.lp, 1);
+
+			glp_set_row_bnds(g.lp, r, GLP_LO, (double)iv->bytes, 0);
+			g_entry(&g, r, wbcol[iv->version], 1.0);
+			g_entry(&g, r, kept, 1.0);
+		}
+	}
+	for (size_t u = 0; u < T; u++) {
+		if (!p->first_read_bytes[u])
+			continue;
+		int sum = glp_add_rows(g.lp, 1);
+		double b = (double)p->first_read_bytes[u];
+
+		glp_set_row_bnds(g.lp, sum, GLP_FX, b, b);
+		for (size_t w = 0; w <= u; w++) {
+			int f = g_col(&g, 0, INFINITY, 0);
+
+			g_entry(&g, sum, f, 1.0);
+			g_entry(&g, hrow[w], f, -1.0 / bin);
+			for (size_t t = w; t < u; t++)
+				g_entry(&g, caprow[t], f, 1.0);
+		}
+	}
+	/* write-backs: wb_v spread over the windows from the write's on */
+	for (size_t v = 0; v < p->nversions; v++) {
+		size_t a = SIZE_MAX;
+		int sum = glp_add_rows(g.lp, 1);
+
+		for (size_t j = 0; j < n; j++)
+			if (p->intervals[j].version == v)
+				a = p->intervals[j].written_at;
+		glp_set_row_bnds(g.lp, sum, GLP_FX, 0, 0);
+		g_entry(&g, sum, wbcol[v], -1.0);
+		for (size_t w = a + 1; w <= T; w++) {
+			int d = g_col(&g, 0, INFINITY, 0);
+
+			g_entry(&g, sum, d, 1.0);
+			g_entry(&g, drow[w], d, -1.0 / bout);
+		}
+	}
+	glp_load_matrix(g.lp, g.n, g.ia, g.ja, g.ar);
+	glp_init_smcp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.presolve = GLP_ON;
+	if (glp_simplex(g.lp, &parm) || glp_get_status(g.lp) != GLP_OPT)
+		tap_bail("GLPK: no optimum for the literal time LP");
+	obj = glp_get_obj_val(g.lp);
+	glp_delete_prob(g.lp);
+	glp_term_hook(NULL, NULL);
+	free(g.ia);
+	free(g.ja);
+	free(g.ar);
+	free(wcol);
+	free(hrow);
+	free(drow);
+	free(caprow);
+	free(wbcol);
+	return obj;
+}
+
+/* Random traces: the aggregated LP (CLP) and the literal one (GLPK) agree. */
+static void test_time_random(void)
+{
+	unsigned seed = 777;
+	int same = 1, above = 1, n = 0;
+	struct dao_sim_model m;
+
+	unit_model(&m);
+	m.mem_bytes_per_s = 4e9;   /* kernels of ceil(bytes / 4) ns */
+	m.d2h_bytes_per_s = 2e9;   /* write-backs at twice the fetch rate */
+	for (int i = 0; i < 60; i++) {
+		char *text = random_trace(&seed, 3 + i % 6, 6 + i % 14);
+		struct dao_trace *t = parse(text);
+		struct trace_profile p;
+
+		trace_profile_build(t, 1, &p);
+		for (int step = 0; step <= 4; step += 2) {
+			uint64_t budget = p.max_kernel_bytes +
+					  (p.peak_live_bytes - p.max_kernel_bytes) * (uint64_t)step / 4;
+			struct time_bound tb;
+			uint64_t h, d;
+			char err[256];
+			double lit;
+
+			if (time_bound_solve(&p, &m, budget, 0, &tb, err, sizeof(err)) ||
+			    lp_bound_bytes(&p, budget, LP_H2D, &h, err, sizeof(err)) ||
+			    lp_bound_bytes(&p, budget, LP_D2H, &d, err, sizeof(err)))
+				tap_bail("bounds: %s", err);
+			lit = time_lp_literal(&p, &m, budget);
+			n++;
+			if (fabs(tb.lp_ns - lit) > 1e-7 * (lit > 1 ? lit : 1)) {
+				tap_diag("trace %d budget %llu: aggregated %.9g, literal %.9g", i,
+					 (unsigned long long)budget, tb.lp_ns, lit);
+				same = 0;
+			}
+			above &= tb.ns >= profile_compute_ns(&p, &m) &&
+				 tb.lp_ns + 1e-6 >= (double)h / (m.h2d_bytes_per_s / 1e9) &&
+				 tb.lp_ns + 1e-6 >= (double)d / (m.d2h_bytes_per_s / 1e9);
+		}
+		trace_profile_free(&p);
+		dao_trace_free(t);
+		free(text);
+	}
+	tap_ok(same, "random traces: the aggregated time-indexed LP equals the literal one (%d LPs)",
+	       n);
+	tap_ok(above, "random traces: the time-indexed bound is never below compute, LP h2d / bw, LP d2h / bw");
 }
 
 int main(void)
@@ -248,6 +549,8 @@ int main(void)
 	test_refusals();
 	test_profile();
 	test_random_properties();
+	test_time_hand();
+	test_time_random();
 	tap_plan_done();
 	return tap_exit();
 }

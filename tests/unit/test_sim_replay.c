@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../tools/daosim/lp_bound.h"
+#include "../../tools/daosim/time_bound.h"
 #include "../../tools/daosim/replay.h"
 #include "tap.h"
 
@@ -135,7 +136,7 @@ static void test_lp_below_policies(void)
 	static const dao_policy pols[] = { DAO_POLICY_DAO, DAO_POLICY_BELADY, DAO_POLICY_LRU,
 					   DAO_POLICY_FIFO };
 	unsigned seed = 777;
-	int runs = 0, failed = 0, h2d_ok = 1, d2h_ok = 1, time_ok = 1;
+	int runs = 0, failed = 0, h2d_ok = 1, d2h_ok = 1, time_ok = 1, ti_ok = 1;
 
 	for (int i = 0; i < 25; i++) {
 		char *text = random_trace(&seed, 5 + i % 10, 20 + 2 * i);
@@ -148,11 +149,13 @@ static void test_lp_below_policies(void)
 		trace_profile_build(t, 1, &p);
 		for (int frac = 2; frac <= 4; frac++) {
 			uint64_t budget = p.peak_live_bytes / (uint64_t)frac, lh, ld;
+			struct time_bound ti;
 
 			if (budget < p.max_kernel_bytes)
 				budget = p.max_kernel_bytes;
 			if (lp_bound_bytes(&p, budget, LP_H2D, &lh, err, sizeof(err)) ||
-			    lp_bound_bytes(&p, budget, LP_D2H, &ld, err, sizeof(err)))
+			    lp_bound_bytes(&p, budget, LP_D2H, &ld, err, sizeof(err)) ||
+			    time_bound_solve(&p, &m, budget, 0, &ti, err, sizeof(err)))
 				tap_bail("LP: %s", err);
 			for (size_t j = 0; j < 4; j++) {
 				struct replay_opts o = { .policy = pols[j], .budget = budget };
@@ -182,6 +185,13 @@ static void test_lp_below_policies(void)
 				}
 				/* the modeled run can beat neither pure compute nor the
 				 * copies it made itself */
+				if (r.sim.end_ns < ti.ns) {
+					ti_ok = 0;
+					tap_diag("  trace %d budget %llu %s: modeled %llu ns < time-indexed bound %llu",
+						 i, (unsigned long long)budget, dao_policy_name(pols[j]),
+						 (unsigned long long)r.sim.end_ns,
+						 (unsigned long long)ti.ns);
+				}
 				time_ok &= r.sim.end_ns >= tb && r.sim.compute_ns == tb &&
 					   r.sim.end_ns >= model_copy_ns(m.h2d_bytes_per_s,
 									 r.stats.h2d_bytes);
@@ -196,6 +206,7 @@ static void test_lp_below_policies(void)
 	tap_ok(h2d_ok, "LP h2d bound <= every policy's h2d bytes");
 	tap_ok(d2h_ok, "LP d2h bound <= every policy's d2h bytes");
 	tap_ok(time_ok, "modeled time >= compute and >= own h2d time; compute as profiled");
+	tap_ok(ti_ok, "the time-indexed bound <= every policy's modeled time");
 }
 
 int main(void)

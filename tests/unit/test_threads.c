@@ -42,11 +42,16 @@ static int bump_kernel(const dao_kernel_args *a)
 }
 
 static const dao_mode mode_rw_r[2] = { DAO_RW, DAO_R };
+static const dao_mode mode_all_r[BUFS] = { DAO_R, DAO_R, DAO_R, DAO_R, DAO_R, DAO_R };
 
 struct job {
 	dao_ctx ctx; /* shared context, or 0 to open one of its own */
 	dao_buf counter;
 	uint64_t budget;
+	/* Contexts sharing one device: all jobs meet here before any lets its
+	 * buffers go (run_job), so that they share the budget whatever the
+	 * scheduling. */
+	pthread_barrier_t *all_ran;
 	int id;
 	int errors;
 	int mismatches;
@@ -108,6 +113,21 @@ static void run_job(struct job *j, dao_ctx ctx)
 			test_fill(want[y], SIZE, test_rng_next(&rng));
 			JOB_CALL(j, dao_write(ctx, b[y], 0, want[y], SIZE));
 		}
+	}
+	if (j->all_ran) {
+		/*
+		 * Every job's rounds have run (the read in the last round
+		 * waited for them) and none has released its last buffers:
+		 * each holds at least one on the device unless evicted. The
+		 * first of these kernels to run needs all of the budget for its
+		 * own six, so the shared budget must evict, on any schedule.
+		 */
+		dao_operand all[BUFS];
+
+		pthread_barrier_wait(j->all_ran);
+		for (int i = 0; i < BUFS; i++)
+			all[i] = (dao_operand){ b[i], DAO_R };
+		JOB_CALL(j, dao_launch(ctx, step_kernel, (void *)mode_all_r, all, BUFS));
 	}
 	for (int i = 0; i < BUFS; i++) {
 		JOB_CALL(j, dao_read(ctx, b[i], 0, got, SIZE));
@@ -172,6 +192,7 @@ static void *own_ctx_thread(void *arg)
 	st = dao_open(&cfg, &ctx);
 	if (st != DAO_OK) {
 		job_error(j, "dao_open", st);
+		pthread_barrier_wait(j->all_ran); /* the others wait for it */
 		return NULL;
 	}
 	run_job(j, ctx);
@@ -192,13 +213,16 @@ static void test_many_contexts(void)
 	dao_config cfg = test_config(6 * SIZE, DAO_POLICY_DAO, 8, 0);
 	dao_ctx holder;
 	dao_stats s;
+	pthread_barrier_t all_ran;
 	int errors = 0, mismatches = 0;
 
 	/* A context held open across the threads keeps the device alive, so
 	 * its statistics cover what all of them did. */
 	TEST_TRY(dao_open(&cfg, &holder));
+	if (pthread_barrier_init(&all_ran, NULL, THREADS))
+		tap_bail("pthread_barrier_init");
 	for (int i = 0; i < THREADS; i++) {
-		jobs[i] = (struct job){ .budget = 6 * SIZE, .id = i };
+		jobs[i] = (struct job){ .budget = 6 * SIZE, .all_ran = &all_ran, .id = i };
 		if (pthread_create(&t[i], NULL, own_ctx_thread, &jobs[i]))
 			tap_bail("pthread_create");
 	}
@@ -209,6 +233,7 @@ static void test_many_contexts(void)
 		if (jobs[i].errors)
 			tap_diag("%s", jobs[i].what);
 	}
+	pthread_barrier_destroy(&all_ran);
 	TAP_IS_U64(errors, 0, "four contexts on the shared device: every call succeeded");
 	TAP_IS_U64(mismatches, 0, "every read saw its own context's results");
 	s = test_stats(holder);

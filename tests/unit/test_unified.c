@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_unified.c - the executor's side of unified backends (backend.h:
- * unified), checked on the host with a model of managed memory:
+ * DAO_UNIFIED_MEMORY_OPS), checked on the host with a model of managed memory:
  *
  *   - one allocation per buffer; a kernel gets host + offset;
  *   - copy() migrates a range (H2D: onto the modeled device, D2H: off it);
@@ -173,6 +173,7 @@ static const struct dao_backend_ops uni_ops = {
 	.last_stall_ns = uni_last_stall,
 	.destroy = uni_destroy,
 	.discard = uni_discard,
+	DAO_UNIFIED_MEMORY_OPS,
 };
 
 static void uni_init(struct uni_backend *u, uint64_t budget)
@@ -181,7 +182,6 @@ static void uni_init(struct uni_backend *u, uint64_t budget)
 	u->base.ops = &uni_ops;
 	u->base.kind = DAO_BACKEND_CUDA_MANAGED;
 	u->base.holds_data = true;
-	u->base.unified = true;
 	u->base.device_memory = budget;
 	u->base.align = UNI_GRANULE;
 	u->base.contiguous = false;

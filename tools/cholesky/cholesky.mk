@@ -32,4 +32,6 @@ CHECK_EXTRA += check-cholesky
 install: install-cholesky
 install-cholesky: $(CHOL_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(CHOL_BIN) $(DESTDIR)$(PREFIX)/bin/dao-cholesky
+	install -m 0644 Documentation/dao-cholesky.1 $(DESTDIR)$(PREFIX)/share/man/man1/dao-cholesky.1

@@ -74,6 +74,16 @@ ok $? "JSON: trace fields present and LP >= compulsory"
 ok $? "JSON: no policy beats the bounds"
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; !grep { !defined $_->{h2d_ratio_to_lp} || abs($_->{h2d_ratio_to_lp} - $_->{h2d_bytes} / $t->{lp_bound_h2d_bytes}) > 1e-6 } @{$t->{policies}}')" = 1 ]
 ok $? "JSON: ratios agree with the byte counts"
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; defined $t->{time_indexed_bound_ns} && $t->{time_indexed_bound_ns} >= $t->{time_bound_ns} && $t->{max_time_bound_ns} == $t->{time_indexed_bound_ns}')" = 1 ]
+ok $? "JSON: the time-indexed bound is there, never below the simple one, and is the larger"
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; !grep { $_->{modeled_ns} < $t->{time_indexed_bound_ns} || abs($_->{time_ratio_to_max_bound} - $_->{modeled_ns} / $t->{max_time_bound_ns}) > 1e-6 || abs($_->{time_ratio_to_time_indexed_bound} - $_->{modeled_ns} / $t->{time_indexed_bound_ns}) > 1e-6 } @{$t->{policies}}')" = 1 ]
+ok $? "JSON: no policy beats the time-indexed bound; time / max(both bounds) agrees"
+grep -q "time-indexed bound [0-9.]* ms, larger bound" "$tmp/table" && grep -q "time/max" "$tmp/table"
+ok $? "table shows the time-indexed bound and time/max"
+"$bin" --policy dao --budget 2M --json --time-bound-limit 0 "$tmp/small.trace" >"$tmp/j0.json" 2>"$tmp/err"
+ok $? "--time-bound-limit 0 runs"
+[ "$(json "$tmp/j0.json" 'my $t = $j->{traces}[0]; !defined $t->{time_indexed_bound_ns} && $t->{max_time_bound_ns} == $t->{time_bound_ns} && !defined $t->{policies}[0]{time_ratio_to_time_indexed_bound} && defined $t->{policies}[0]{time_ratio_to_max_bound}')" = 1 ]
+ok $? "JSON: without the time-indexed bound it is null and the larger bound is the simple one"
 head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</svg>$'
 ok $? "SVG written"
 [ "$(grep -c 'class="t">' "$tmp/p.svg")" -eq 5 ]
@@ -96,6 +106,8 @@ refuse 2 "expected dao, belady" "an unknown policy" --policy random "$tmp/small.
 refuse 2 "expected 1..65536" "lookahead 0" --lookahead 0 "$tmp/small.trace"
 refuse 2 "expected 1..65536" "a negative lookahead" --lookahead -3 "$tmp/small.trace"
 refuse 2 "not a preset" "an unknown device" --device v100 "$tmp/small.trace"
+refuse 2 "expected seconds" "a negative time-bound limit" --time-bound-limit -1 "$tmp/small.trace"
+refuse 2 "expected seconds" "a malformed time-bound limit" --time-bound-limit 5x "$tmp/small.trace"
 refuse 2 "unknown or incomplete option" "an unknown option" --frobnicate "$tmp/small.trace"
 refuse 1 "smaller than the largest kernel" "a budget below the largest kernel" --budget 1M "$tmp/small.trace"
 refuse 1 "No such file" "a missing trace" "$tmp/none.trace"
@@ -111,5 +123,13 @@ printf 'name slow\nh2d_gbps 1\nd2h_gbps 1\ntflops 1\nmem_gbps 10\nmemory_gib 1\n
 ok $? "runs with a device file"
 [ "$(json "$tmp/j.json" '$j->{device}{name} eq "slow" && $j->{device}{h2d_bytes_per_s} == 1e9 && $j->{device}{launch_ns} == 1000')" = 1 ]
 ok $? "JSON reports the device file's model"
+
+# The simulated host allocates nothing: a trace larger than this machine's
+# memory replays (three 4 TiB buffers, each read alone).
+printf 'dao-trace 1\nb 1 4398046511104 input\nb 2 4398046511104 input\nb 3 4398046511104 input\nk a 1000 r=1 w=- rw=-\nk b 1000 r=2 w=- rw=-\nk c 1000 r=3 w=- rw=-\nk d 1000 r=1 w=- rw=-\n' >"$tmp/huge.trace"
+"$bin" --budget 50% --json "$tmp/huge.trace" >"$tmp/j.json" 2>"$tmp/err"
+ok $? "replays buffers larger than the host's memory ($(head -c 150 "$tmp/err" | tr '\n' ' '))"
+[ "$(json "$tmp/j.json" '$j->{traces}[0]{policies}[0]{h2d_bytes} == 4 * 4398046511104')" = 1 ]
+ok $? "JSON: each 4 TiB buffer fetched at its use"
 
 tap_done

@@ -1,13 +1,14 @@
 # daosim: replay dao-traces through libdao's policy on a modeled device,
-# with LP lower bounds from GLPK (tools/daosim/, Documentation/daosim.md).
+# with lower bounds: the byte LPs by a greedy (GLPK as their reference) and
+# the time-indexed LP by COIN-OR CLP (tools/daosim/, Documentation/daosim.md).
 #
 # Everything but main.c also goes into a per-variant libdaosim.a that the
-# unit tests link (GLPK stays out of libdao.so).
+# unit tests link (GLPK and CLP stay out of libdao.so).
 
 DAOSIM_SRCS := $(sort $(wildcard tools/daosim/*.c))
 DAOSIM_LIB_SRCS := $(filter-out tools/daosim/main.c,$(DAOSIM_SRCS))
 DAOSIM_BIN  := $(BUILD)/bin/daosim
-DAOSIM_LIBS := -lglpk -lm
+DAOSIM_LIBS := -lClp -lCoinUtils -lglpk -lm
 
 define daosim_variant
 $(BUILD)/$(1)/obj/tools/daosim/%.o: tools/daosim/%.c
@@ -26,6 +27,16 @@ $(DAOSIM_BIN): $(BUILD)/rel/obj/tools/daosim/main.o $(BUILD)/rel/lib/libdaosim.a
 	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
 
 all: $(DAOSIM_BIN)
+
+# The bounds' growth benchmark (Documentation/benchmarks.md).
+DAOSIM_BENCH_BIN := $(BUILD)/bin/daosim-bench-bounds
+$(BUILD)/rel/obj/tools/daosim/bench/%.o: tools/daosim/bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,rel) -Itools/daosim -MMD -MP -c $< -o $@
+$(DAOSIM_BENCH_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_bounds.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_SIM_A) $(LIBDAO_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
+all: $(DAOSIM_BENCH_BIN)
 
 # Unit tests that use daosim's pieces: the variant's libdaosim.a, found
 # from the test's own path (build/VARIANT/tests/NAME), then libdao.a again
@@ -49,7 +60,9 @@ CHECK_EXTRA += check-daosim
 install: install-daosim
 install-daosim: $(DAOSIM_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(DAOSIM_BIN) $(DESTDIR)$(PREFIX)/bin/daosim
+	install -m 0644 Documentation/daosim.1 $(DESTDIR)$(PREFIX)/share/man/man1/daosim.1
 
 # The trace reader's fuzzer (rules in tests/fuzz/fuzz.mk).
 include tests/fuzz/fuzz.mk

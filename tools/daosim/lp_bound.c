@@ -1,50 +1,100 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lp_bound.c - the LP bounds as a min-cost flow, solved by GLPK's simplex.
+ * lp_bound.c - the byte LP bounds, solved exactly by a greedy in
+ * O((kernels + intervals) log kernels) integer operations.
  *
- * Each kernel t becomes two nodes, in_t and out_t, joined by an arc of
- * capacity budget - operand_bytes(t): the flow on it is the bytes kept
- * strictly across t. out_t -> in_(t+1) arcs are uncapacitated. An interval
- * (s, e, b) injects b at out_s and withdraws b at in_e; what does not travel
- * the kernel chain takes its bypass arc out_s -> in_e at cost 1 per byte,
- * i.e. is not kept and must be copied again.
+ * The LP: maximise the bytes kept, sum y_j with 0 <= y_j <= bytes_j, such
+ * that at every kernel t the intervals kept strictly across it fit in
+ * c_t = budget - operand_bytes(t). Every kept byte is worth the same, and
+ * the rows are intervals of kernels, so taking the intervals in order of
+ * their end and keeping of each as much as still fits everywhere it spans
+ * is optimal:
  *
- * The network form keeps the constraint matrix at O(kernels + intervals)
- * nonzeros, where the plain LP (one row per kernel, one column per interval
- * spanning it) would need the sum of the interval lengths.
+ *   Let j end first and y* be an optimum with y*_j as large as possible.
+ *   If y*_j were below min(bytes_j, min c_t over j's span), j's span would
+ *   hold a kernel where the capacity is used up (else y*_j could grow);
+ *   take the first such kernel t1 and an interval k != j kept across it.
+ *   k ends no sooner than j, so it spans everything of j's span from t1 on:
+ *   moving a little of k's kept bytes to j leaves every kernel from t1 on
+ *   as full as before, only fills kernels before t1 that had room, and
+ *   keeps the total: an optimum with more of j, a contradiction. So some
+ *   optimum keeps j greedily; fix it, lower the capacities, repeat.
  *
- * GLPK's RELAX-IV and out-of-kilter solvers need int capacities, which
- * bytes overflow; the primal simplex on the same network is exact in
- * doubles when bytes are scaled by a power of two.
+ * The result is exact in bytes (integers throughout). lp_bound_glpk.c
+ * solves the same LP as a min-cost flow with GLPK, the independent check.
  */
-#include <glpk.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "lp_bound.h"
 
-static int silence(void *info, const char *s)
+/* Range add, range min over n leaves (a lazy segment tree). */
+struct mintree {
+	size_t n;
+	int64_t *min, *add; /* per node; add applies to the whole subtree */
+};
+
+static void tree_build(struct mintree *m, size_t node, size_t lo, size_t hi, const int64_t *v)
 {
-	return 1; /* GLPK prints nothing; daosim reports on its own */
+	m->add[node] = 0;
+	if (lo == hi) {
+		m->min[node] = v[lo];
+		return;
+	}
+	size_t mid = lo + (hi - lo) / 2;
+
+	tree_build(m, 2 * node, lo, mid, v);
+	tree_build(m, 2 * node + 1, mid + 1, hi, v);
+	m->min[node] = m->min[2 * node] < m->min[2 * node + 1] ? m->min[2 * node] :
+								 m->min[2 * node + 1];
 }
 
-dao_status lp_bound_bytes(const struct trace_profile *p, uint64_t budget, enum lp_direction dir,
-			  uint64_t *bytes, char *err, size_t errlen)
+static int64_t tree_min(const struct mintree *m, size_t node, size_t lo, size_t hi, size_t a,
+			size_t b)
 {
-	size_t T = p->nkernels, nint = 0, nnz = 0, col;
-	double scale = 1.0, obj;
-	uint64_t base = dir == LP_H2D ? p->compulsory_bytes : 0;
-	int *ia = NULL, *ja = NULL;
-	double *ar = NULL;
-	glp_prob *lp;
-	glp_smcp parm;
-	dao_status st = DAO_OK;
-	int ret, status;
+	if (a <= lo && hi <= b)
+		return m->min[node];
+	size_t mid = lo + (hi - lo) / 2;
+	int64_t r = INT64_MAX;
 
+	if (a <= mid) {
+		int64_t x = tree_min(m, 2 * node, lo, mid, a, b);
+
+		r = x < r ? x : r;
+	}
+	if (b > mid) {
+		int64_t x = tree_min(m, 2 * node + 1, mid + 1, hi, a, b);
+
+		r = x < r ? x : r;
+	}
+	return r + m->add[node];
+}
+
+static void tree_add(struct mintree *m, size_t node, size_t lo, size_t hi, size_t a, size_t b,
+		     int64_t d)
+{
+	if (a <= lo && hi <= b) {
+		m->min[node] += d;
+		m->add[node] += d;
+		return;
+	}
+	size_t mid = lo + (hi - lo) / 2;
+
+	if (a <= mid)
+		tree_add(m, 2 * node, lo, mid, a, b, d);
+	if (b > mid)
+		tree_add(m, 2 * node + 1, mid + 1, hi, a, b, d);
+	m->min[node] = (m->min[2 * node] < m->min[2 * node + 1] ? m->min[2 * node] :
+								   m->min[2 * node + 1]) +
+		       m->add[node];
+}
+
+dao_status lp_check_budget(const struct trace_profile *p, uint64_t budget, char *err,
+			   size_t errlen)
+{
 	if (err && errlen)
 		err[0] = '\0';
-	for (size_t k = 0; k < T; k++) {
+	for (size_t k = 0; k < p->nkernels; k++) {
 		if (p->kernel_bytes[k] > budget) {
 			if (err && errlen)
 				snprintf(err, errlen,
@@ -54,102 +104,81 @@ dao_status lp_bound_bytes(const struct trace_profile *p, uint64_t budget, enum l
 			return DAO_ERR_BUDGET;
 		}
 	}
+	return DAO_OK;
+}
+
+static int by_end(const void *a, const void *b)
+{
+	const struct reuse_interval *x = *(const struct reuse_interval *const *)a;
+	const struct reuse_interval *y = *(const struct reuse_interval *const *)b;
+
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+dao_status lp_bound_bytes(const struct trace_profile *p, uint64_t budget, enum lp_direction dir,
+			  uint64_t *bytes, char *err, size_t errlen)
+{
+	size_t T = p->nkernels, n = 0;
+	uint64_t base = dir == LP_H2D ? p->compulsory_bytes : 0, missed = 0;
+	const struct reuse_interval **order = NULL;
+	int64_t *room = NULL;
+	struct mintree m = { 0 };
+	dao_status st;
+
+	st = lp_check_budget(p, budget, err, errlen);
+	if (st)
+		return st;
+	if (budget > INT64_MAX) {
+		if (err && errlen)
+			snprintf(err, errlen, "a budget of %llu bytes is too large",
+				 (unsigned long long)budget);
+		return DAO_ERR_INVALID;
+	}
 	for (size_t j = 0; j < p->nintervals; j++)
 		if (dir == LP_H2D || p->intervals[j].dirty)
-			nint++;
-	if (nint == 0) {
+			n++;
+	if (n == 0) {
 		*bytes = base;
 		return DAO_OK;
 	}
-	/* Scale by a power of two (exact in floating point) so that the
-	 * largest capacity is about 2^24: the simplex tolerances are relative
-	 * but its pivots behave better on moderate numbers. */
-	while ((double)budget / scale > 16777216.0)
-		scale *= 2.0;
-
-	glp_term_hook(silence, NULL);
-	lp = glp_create_prob();
-	glp_set_obj_dir(lp, GLP_MIN);
-	/* Rows: 2t = in_t, 2t+1 = out_t (GLPK counts from 1). */
-	glp_add_rows(lp, (int)(2 * T));
-	for (size_t t = 0; t < T; t++) {
-		glp_set_row_bnds(lp, (int)(2 * t + 1), GLP_FX, 0.0, 0.0);
-		glp_set_row_bnds(lp, (int)(2 * t + 2), GLP_FX, 0.0, 0.0);
-	}
-	/* Columns: y_t (T), u_t (T - 1), z_j (nint). */
-	glp_add_cols(lp, (int)(2 * T - 1 + nint));
-	ia = malloc((4 * T + 2 * nint + 1) * sizeof(*ia));
-	ja = malloc((4 * T + 2 * nint + 1) * sizeof(*ja));
-	ar = malloc((4 * T + 2 * nint + 1) * sizeof(*ar));
-	if (!ia || !ja || !ar) {
+	order = malloc(n * sizeof(*order));
+	room = malloc(T * sizeof(*room));
+	m.min = malloc(4 * T * sizeof(*m.min));
+	m.add = malloc(4 * T * sizeof(*m.add));
+	if (!order || !room || !m.min || !m.add) {
 		st = DAO_ERR_NOMEM;
 		goto out;
 	}
-#define ENTRY(row, c, v)                \
-	do {                            \
-		nnz++;                  \
-		ia[nnz] = (int)(row);   \
-		ja[nnz] = (int)(c);     \
-		ar[nnz] = (v);          \
-	} while (0)
-	col = 1;
-	for (size_t t = 0; t < T; t++, col++) {
-		/* y_t: in_t -> out_t; GLPK wants GLP_FX, not an empty GLP_DB */
-		double cap = (double)(budget - p->kernel_bytes[t]) / scale;
+	n = 0;
+	for (size_t j = 0; j < p->nintervals; j++)
+		if (dir == LP_H2D || p->intervals[j].dirty)
+			order[n++] = &p->intervals[j];
+	qsort(order, n, sizeof(*order), by_end);
+	for (size_t t = 0; t < T; t++)
+		room[t] = (int64_t)(budget - p->kernel_bytes[t]);
+	m.n = T;
+	tree_build(&m, 1, 0, T - 1, room);
+	for (size_t i = 0; i < n; i++) {
+		const struct reuse_interval *iv = order[i];
+		int64_t fit;
+		uint64_t keep;
 
-		glp_set_col_bnds(lp, (int)col, cap > 0 ? GLP_DB : GLP_FX, 0.0, cap);
-		ENTRY(2 * t + 1, col, -1.0);
-		ENTRY(2 * t + 2, col, 1.0);
+		if (iv->end <= iv->start + 1)
+			continue; /* spans no kernel: kept for free (the profile omits these) */
+		/* kept strictly across: kernels start+1 .. end-1 */
+		fit = tree_min(&m, 1, 0, T - 1, iv->start + 1, iv->end - 1);
+		keep = fit <= 0 ? 0 : (uint64_t)fit < iv->bytes ? (uint64_t)fit : iv->bytes;
+		if (keep)
+			tree_add(&m, 1, 0, T - 1, iv->start + 1, iv->end - 1, -(int64_t)keep);
+		missed += iv->bytes - keep;
 	}
-	for (size_t t = 0; t + 1 < T; t++, col++) {
-		/* u_t: out_t -> in_(t+1) */
-		glp_set_col_bnds(lp, (int)col, GLP_LO, 0.0, 0.0);
-		ENTRY(2 * t + 2, col, -1.0);
-		ENTRY(2 * (t + 1) + 1, col, 1.0);
-	}
-	for (size_t j = 0; j < p->nintervals; j++) {
-		const struct reuse_interval *iv = &p->intervals[j];
-		double b = (double)iv->bytes / scale;
-
-		if (dir == LP_D2H && !iv->dirty)
-			continue;
-		/* z_j: out_s -> in_e, cost 1 per byte (the objective is in scaled
-		 * bytes, converted back below) */
-		glp_set_col_bnds(lp, (int)col, GLP_DB, 0.0, b);
-		glp_set_obj_coef(lp, (int)col, 1.0);
-		ENTRY(2 * iv->start + 2, col, -1.0);
-		ENTRY(2 * iv->end + 1, col, 1.0);
-		/* supply b at out_s, demand b at in_e */
-		glp_set_row_bnds(lp, (int)(2 * iv->start + 2), GLP_FX,
-				 glp_get_row_lb(lp, (int)(2 * iv->start + 2)) - b,
-				 glp_get_row_lb(lp, (int)(2 * iv->start + 2)) - b);
-		glp_set_row_bnds(lp, (int)(2 * iv->end + 1), GLP_FX,
-				 glp_get_row_lb(lp, (int)(2 * iv->end + 1)) + b,
-				 glp_get_row_lb(lp, (int)(2 * iv->end + 1)) + b);
-		col++;
-	}
-#undef ENTRY
-	glp_load_matrix(lp, (int)nnz, ia, ja, ar);
-	glp_init_smcp(&parm);
-	parm.msg_lev = GLP_MSG_OFF;
-	parm.presolve = GLP_ON;
-	ret = glp_simplex(lp, &parm);
-	status = glp_get_status(lp);
-	if (ret != 0 || status != GLP_OPT) {
-		if (err && errlen)
-			snprintf(err, errlen, "GLPK simplex failed (return %d, status %d)", ret,
-				 status);
-		st = DAO_ERR_FAILED;
-		goto out;
-	}
-	obj = glp_get_obj_val(lp) * scale;
-	/* The optimum is integral in bytes; round away solver noise. */
-	*bytes = base + (obj > 0 ? (uint64_t)llround(obj) : 0);
+	*bytes = base + missed;
 out:
-	glp_delete_prob(lp);
-	glp_term_hook(NULL, NULL);
-	free(ia);
-	free(ja);
-	free(ar);
+	free(order);
+	free(room);
+	free(m.min);
+	free(m.add);
 	return st;
 }

@@ -14,6 +14,7 @@
 #include "lp_bound.h"
 #include "profile.h"
 #include "replay.h"
+#include "time_bound.h"
 #include "report.h"
 
 struct options {
@@ -25,13 +26,14 @@ struct options {
 	struct dao_sim_model model;
 	int json;
 	const char *plot;
+	double ti_seconds; /* limit on the time-indexed LP; 0: not computed */
 };
 
 static void usage(FILE *f)
 {
 	fputs("usage: daosim [--budget BYTES|PCT%] [--policy dao|belady|lru|fifo|all]\n"
 	      "              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
-	      "              TRACE...\n"
+	      "              [--time-bound-limit SECONDS] TRACE...\n"
 	      "  --budget     device budget: bytes (K/M/G/T suffixes) or a percentage of\n"
 	      "               the trace's peak live bytes (default 50%)\n"
 	      "  --policy     eviction policy to replay, or all four (default DAO_POLICY,\n"
@@ -41,7 +43,9 @@ static void usage(FILE *f)
 	      "               offline planner)\n"
 	      "  --device     preset h100 or a100, or a device file (default h100)\n"
 	      "  --json       one JSON document instead of the table\n"
-	      "  --plot       write occupancy and copy activity over time as SVG\n",
+	      "  --plot       write occupancy and copy activity over time as SVG\n"
+	      "  --time-bound-limit  CPU seconds the time-indexed LP may take (default 10;\n"
+	      "               0 skips it)\n",
 	      f);
 }
 
@@ -157,6 +161,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "device", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "plot", required_argument, NULL, 'o' },
+		{ "time-bound-limit", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -170,6 +175,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->lookahead = 65536; /* DAO_MAX_LOOKAHEAD: the whole trace */
 	if (env_defaults(o))
 		return -1;
+	o->ti_seconds = 10;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -195,6 +201,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'o':
 			o->plot = optarg;
 			break;
+		case 't': {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (!*optarg || *end || errno || !isfinite(v) || v < 0 || v > 86400) {
+				fprintf(stderr,
+					"daosim: --time-bound-limit %s: expected seconds in 0..86400\n",
+					optarg);
+				return -1;
+			}
+			o->ti_seconds = v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -261,6 +282,22 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	tr->compute_ns = profile_compute_ns(&p, &o->model);
 	tr->time_bound_ns =
 		report_time_bound_ns(&o->model, tr->compute_ns, tr->lp_h2d_bytes, tr->lp_d2h_bytes);
+	if (o->ti_seconds > 0) {
+		struct time_bound tb;
+
+		st = time_bound_solve(&p, &o->model, tr->budget_bytes, o->ti_seconds, &tb, err,
+				      sizeof(err));
+		if (st == DAO_ERR_RANGE) {
+			/* a missing bound is no failed run: the rest stands */
+			fprintf(stderr, "daosim: %s: time-indexed bound left out: %s\n", path, err);
+		} else if (st) {
+			fprintf(stderr, "daosim: %s: time-indexed bound: %s\n", path, err);
+			goto fail;
+		} else {
+			tr->ti_solved = 1;
+			tr->ti_bound_ns = tb.ns;
+		}
+	}
 	for (int i = 0; i < o->npolicies; i++) {
 		struct policy_run *pr = &tr->runs[tr->nruns++];
 		struct replay_opts ro = {

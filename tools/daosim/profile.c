@@ -49,6 +49,7 @@ void trace_profile_free(struct trace_profile *p)
 {
 	free(p->kernel_bytes);
 	free(p->kernel_flops);
+	free(p->first_read_bytes);
 	free(p->last_access);
 	free(p->intervals);
 	memset(p, 0, sizeof(*p));
@@ -57,7 +58,7 @@ void trace_profile_free(struct trace_profile *p)
 dao_status trace_profile_build(const struct dao_trace *t, unsigned flops_scale,
 			       struct trace_profile *p)
 {
-	size_t *first = NULL, *prev = NULL;
+	size_t *first = NULL, *prev = NULL, *last_write = NULL, *version = NULL;
 	uint32_t *prev_mode = NULL;
 	uint64_t *delta = NULL; /* unsigned: wraps cleanly, sums fit */
 	size_t k = 0, cap = 0;
@@ -68,16 +69,19 @@ dao_status trace_profile_build(const struct dao_trace *t, unsigned flops_scale,
 	p->flops_scale = flops_scale ? flops_scale : 1;
 	p->kernel_bytes = calloc(t->nkernels + 1, sizeof(*p->kernel_bytes));
 	p->kernel_flops = calloc(t->nkernels + 1, sizeof(*p->kernel_flops));
+	p->first_read_bytes = calloc(t->nkernels + 1, sizeof(*p->first_read_bytes));
 	p->last_access = malloc((t->nbufs + 1) * sizeof(*p->last_access));
 	first = malloc((t->nbufs + 1) * sizeof(*first));
 	prev = malloc((t->nbufs + 1) * sizeof(*prev));
 	prev_mode = calloc(t->nbufs + 1, sizeof(*prev_mode));
 	delta = calloc(t->nkernels + 2, sizeof(*delta));
-	if (!p->kernel_bytes || !p->kernel_flops || !p->last_access || !first || !prev ||
-	    !prev_mode || !delta)
+	last_write = malloc((t->nbufs + 1) * sizeof(*last_write));
+	version = malloc((t->nbufs + 1) * sizeof(*version));
+	if (!p->kernel_bytes || !p->kernel_flops || !p->first_read_bytes || !p->last_access || !first || !prev ||
+	    !prev_mode || !delta || !last_write || !version)
 		goto nomem;
 	for (size_t b = 0; b < t->nbufs; b++)
-		first[b] = prev[b] = p->last_access[b] = SIZE_MAX;
+		first[b] = prev[b] = p->last_access[b] = last_write[b] = version[b] = SIZE_MAX;
 
 	for (size_t e = 0; e < t->nevents; e++) {
 		const struct dao_trace_event *ev = &t->events[e];
@@ -95,8 +99,10 @@ dao_status trace_profile_build(const struct dao_trace *t, unsigned flops_scale,
 			p->kernel_bytes[k] += bytes;
 			if (first[b] == SIZE_MAX) {
 				first[b] = k;
-				if (ops[i].mode != DAO_W)
+				if (ops[i].mode != DAO_W) {
 					p->compulsory_bytes += bytes;
+					p->first_read_bytes[k] += bytes;
+				}
 			} else if (ops[i].mode != DAO_W && bytes && k > prev[b] + 1) {
 				if (p->nintervals == cap) {
 					size_t ncap = cap ? cap * 2 : 1024;
@@ -108,15 +114,24 @@ dao_status trace_profile_build(const struct dao_trace *t, unsigned flops_scale,
 					p->intervals = ni;
 					cap = ncap;
 				}
+				/* number a write's data when an interval first holds it */
+				if (last_write[b] != SIZE_MAX && version[b] == SIZE_MAX)
+					version[b] = p->nversions++;
 				p->intervals[p->nintervals++] = (struct reuse_interval){
 					.start = prev[b],
 					.end = k,
 					.bytes = bytes,
 					.dirty = prev_mode[b] != DAO_R,
+					.written_at = last_write[b],
+					.version = version[b],
 				};
 			}
 			prev[b] = k;
 			prev_mode[b] = ops[i].mode;
+			if (ops[i].mode != DAO_R) {
+				last_write[b] = k;
+				version[b] = SIZE_MAX;
+			}
 		}
 		if (p->kernel_bytes[k] > p->max_kernel_bytes)
 			p->max_kernel_bytes = p->kernel_bytes[k];
@@ -138,8 +153,12 @@ dao_status trace_profile_build(const struct dao_trace *t, unsigned flops_scale,
 	free(prev);
 	free(prev_mode);
 	free(delta);
+	free(last_write);
+	free(version);
 	return DAO_OK;
 nomem:
+	free(last_write);
+	free(version);
 	free(first);
 	free(prev);
 	free(prev_mode);

@@ -20,12 +20,20 @@ struct reuse_interval {
 	size_t end;   /* kernel index of the next access, > start */
 	uint64_t bytes;
 	int dirty; /* opened by a write (w or rw): dropping it costs a write-back */
+	/* The write (w or rw) whose data the interval holds: intervals of one
+	 * buffer between two writes share it, and dropping any of them needs
+	 * that data written back once. written_at is its kernel, version its
+	 * number (0..nversions-1); SIZE_MAX for both when the buffer was never
+	 * written before start (the host copy is current). */
+	size_t written_at;
+	size_t version;
 };
 
 struct trace_profile {
 	size_t nkernels;
 	uint64_t *kernel_bytes;   /* per kernel: bytes of its operands */
 	uint64_t *kernel_flops;   /* per kernel, as modeled (see flops_scale) */
+	uint64_t *first_read_bytes; /* per kernel: its compulsory bytes (first accesses r/rw) */
 	size_t *last_access;      /* per buffer: last kernel naming it, SIZE_MAX if none */
 	uint64_t peak_live_bytes; /* a buffer is live from first to last access */
 	uint64_t max_kernel_bytes;
@@ -36,6 +44,7 @@ struct trace_profile {
 	 * back-to-back accesses (nothing in between) are left out. */
 	struct reuse_interval *intervals;
 	size_t nintervals;
+	size_t nversions; /* distinct written_at among the intervals */
 	/* Multiplier on trace flops (2 for float64 traces: see daosim.md). */
 	unsigned flops_scale;
 };

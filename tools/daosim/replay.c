@@ -112,6 +112,17 @@ static dao_status run(dao_ctx ctx, const struct dao_trace *t, const struct trace
 	return st;
 }
 
+/* Bytes of all the trace's buffers, at most 2^63 - 1 (the largest budget). */
+static uint64_t trace_total_bytes(const struct dao_trace *t)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < t->nbufs; i++)
+		if (__builtin_add_overflow(sum, t->bufs[i].bytes, &sum) || sum >= (UINT64_C(1) << 63))
+			return (UINT64_C(1) << 63) - 1;
+	return sum ? sum : 1;
+}
+
 dao_status replay_on_backend(const struct dao_trace *t, const struct trace_profile *p,
 			     const struct replay_opts *o, struct dao_backend *be, int is_sim,
 			     struct replay_result *out)
@@ -140,6 +151,10 @@ dao_status replay_on_backend(const struct dao_trace *t, const struct trace_profi
 	cfg.policy = o->policy;
 	cfg.lookahead = o->lookahead;
 	cfg.device_budget = o->budget;
+	/* The simulated host allocates nothing: give it room for every buffer
+	 * of the trace, not a share of this machine's memory. */
+	if (is_sim)
+		cfg.host_budget = trace_total_bytes(t);
 	cfg.flags = DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PRIVATE;
 	/* The replayed job must not trace itself into DAO_TRACE. */
 	cfg.trace_path = "";

@@ -29,6 +29,13 @@ static double ratio(uint64_t got, uint64_t bound)
 	return (double)got / (double)bound;
 }
 
+/* The larger of the two time bounds: both are lower bounds. */
+static uint64_t max_bound_ns(const struct trace_report *tr)
+{
+	return tr->ti_solved && tr->ti_bound_ns > tr->time_bound_ns ? tr->ti_bound_ns :
+								      tr->time_bound_ns;
+}
+
 static void print_ratio(FILE *f, double r)
 {
 	if (isnan(r))
@@ -77,9 +84,14 @@ void report_text(FILE *f, const struct dao_sim_model *m, const struct trace_repo
 	fprintf(f, "  bounds: compulsory %.3f %s, LP h2d %.3f %s, LP d2h %.3f %s, compute %.2f ms, time bound %.2f ms\n",
 		tr->compulsory_bytes / u, un, tr->lp_h2d_bytes / u, un, tr->lp_d2h_bytes / u, un,
 		tr->compute_ns / 1e6, tr->time_bound_ns / 1e6);
-	fprintf(f, "  %-7s %9s %9s %8s %9s %10s %10s %10s %9s %9s %9s\n", "policy", h2d, d2h,
+	if (tr->ti_solved)
+		fprintf(f, "  time-indexed bound %.2f ms, larger bound %.2f ms\n",
+			tr->ti_bound_ns / 1e6, max_bound_ns(tr) / 1e6);
+	else
+		fprintf(f, "  time-indexed bound not computed\n");
+	fprintf(f, "  %-7s %9s %9s %8s %9s %10s %10s %10s %9s %9s %9s %9s\n", "policy", h2d, d2h,
 		"fetches", "evictions", "compute ms", "modeled ms", "stall ms", "h2d/LP", "d2h/LP",
-		"time/bnd");
+		"time/bnd", "time/max");
 	for (int i = 0; i < tr->nruns; i++) {
 		const struct policy_run *pr = &tr->runs[i];
 		const dao_stats *s = &pr->r.stats;
@@ -95,6 +107,7 @@ void report_text(FILE *f, const struct dao_sim_model *m, const struct trace_repo
 		print_ratio(f, ratio(s->h2d_bytes, tr->lp_h2d_bytes));
 		print_ratio(f, ratio(s->d2h_bytes, tr->lp_d2h_bytes));
 		print_ratio(f, ratio(pr->r.sim.end_ns, tr->time_bound_ns));
+		print_ratio(f, ratio(pr->r.sim.end_ns, max_bound_ns(tr)));
 		fputc('\n', f);
 	}
 }
@@ -151,6 +164,11 @@ static void json_run(FILE *f, const struct trace_report *tr, const struct policy
 	json_ratio(f, "d2h_ratio_to_lp", ratio(s->d2h_bytes, tr->lp_d2h_bytes));
 	fputs(", ", f);
 	json_ratio(f, "time_ratio_to_bound", ratio(pr->r.sim.end_ns, tr->time_bound_ns));
+	fputs(", ", f);
+	json_ratio(f, "time_ratio_to_time_indexed_bound",
+		   tr->ti_solved ? ratio(pr->r.sim.end_ns, tr->ti_bound_ns) : NAN);
+	fputs(", ", f);
+	json_ratio(f, "time_ratio_to_max_bound", ratio(pr->r.sim.end_ns, max_bound_ns(tr)));
 	fputc('}', f);
 }
 
@@ -179,9 +197,15 @@ void report_json(FILE *f, const struct dao_sim_model *m, const struct trace_repo
 			fprintf(f, "\"budget_percent\": null, ");
 		fprintf(f, "\"max_kernel_bytes\": %llu, \"compulsory_bytes\": %llu, "
 			   "\"lp_bound_h2d_bytes\": %llu, \"lp_bound_d2h_bytes\": %llu, "
-			   "\"compute_ns\": %llu, \"time_bound_ns\": %llu,\n   \"policies\": [",
+			   "\"compute_ns\": %llu, \"time_bound_ns\": %llu, "
+			   "\"time_indexed_bound_ns\": ",
 			U(tr->max_kernel_bytes), U(tr->compulsory_bytes), U(tr->lp_h2d_bytes),
 			U(tr->lp_d2h_bytes), U(tr->compute_ns), U(tr->time_bound_ns));
+		if (tr->ti_solved)
+			fprintf(f, "%llu", U(tr->ti_bound_ns));
+		else
+			fputs("null", f);
+		fprintf(f, ", \"max_time_bound_ns\": %llu,\n   \"policies\": [", U(max_bound_ns(tr)));
 		for (int j = 0; j < tr->nruns; j++) {
 			fputs(j ? ",\n    " : "\n    ", f);
 			json_run(f, tr, &tr->runs[j]);

@@ -32,6 +32,8 @@ struct trace_report {
 	uint64_t lp_d2h_bytes;
 	uint64_t compute_ns;
 	uint64_t time_bound_ns;
+	int ti_solved;        /* the time-indexed LP was solved (else not asked or too slow) */
+	uint64_t ti_bound_ns; /* its optimum (time_bound.h) */
 	struct policy_run runs[DAOSIM_POLICIES];
 	int nruns;
 };

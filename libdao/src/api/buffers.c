@@ -9,7 +9,7 @@
 
 #include "base/log.h"
 #include "core/record.h"
-#include "core/registry.h"
+#include "api/enter.h"
 
 static void sanitize_label(char *dst, const char *src)
 {
@@ -33,7 +33,7 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 
 	if (!out)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = api_enter(h, API_LOOK, NULL, &c, NULL);
 	if (st != DAO_OK)
 		return st;
 	d = c->dev;
@@ -61,7 +61,7 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 		c->live_handles++;
 		*out = slot_handle(c, idx);
 	}
-	ctx_leave(c);
+	api_leave(c);
 	return st;
 }
 
@@ -76,16 +76,13 @@ dao_status dao_view_create(dao_ctx h, dao_buf of, uint64_t offset, uint64_t leng
 
 	if (!out)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = api_enter(h, API_LOOK, &of, &c, &s);
 	if (st != DAO_OK)
 		return st;
-	st = slot_lookup(c, of, &s);
-	if (st == DAO_OK) {
-		if (__builtin_add_overflow(offset, length, &end))
-			st = DAO_ERR_OVERFLOW;
-		else if (end > s->len)
-			st = DAO_ERR_RANGE;
-	}
+	if (__builtin_add_overflow(offset, length, &end))
+		st = DAO_ERR_OVERFLOW;
+	else if (end > s->len)
+		st = DAO_ERR_RANGE;
 	if (st == DAO_OK && s->rec->refs == UINT32_MAX)
 		st = DAO_ERR_OVERFLOW;
 	if (st == DAO_OK)
@@ -103,7 +100,7 @@ dao_status dao_view_create(dao_ctx h, dao_buf of, uint64_t offset, uint64_t leng
 		c->live_handles++;
 		*out = slot_handle(c, idx);
 	}
-	ctx_leave(c);
+	api_leave(c);
 	return st;
 }
 
@@ -111,18 +108,15 @@ dao_status dao_retain(dao_ctx h, dao_buf buf)
 {
 	struct ctx *c;
 	struct slot *s;
-	dao_status st = ctx_enter(h, &c);
+	dao_status st = api_enter(h, API_LOOK, &buf, &c, &s);
 
 	if (st != DAO_OK)
 		return st;
-	st = slot_lookup(c, buf, &s);
-	if (st == DAO_OK) {
-		if (s->refs == UINT32_MAX)
-			st = DAO_ERR_OVERFLOW;
-		else
-			s->refs++;
-	}
-	ctx_leave(c);
+	if (s->refs == UINT32_MAX)
+		st = DAO_ERR_OVERFLOW;
+	else
+		s->refs++;
+	api_leave(c);
 	return st;
 }
 
@@ -130,18 +124,17 @@ dao_status dao_release(dao_ctx h, dao_buf buf)
 {
 	struct ctx *c;
 	struct slot *s;
-	dao_status st = ctx_enter(h, &c);
+	dao_status st = api_enter(h, API_LOOK, &buf, &c, &s);
 
 	if (st != DAO_OK)
 		return st;
-	st = slot_lookup(c, buf, &s);
-	if (st == DAO_OK && --s->refs == 0) {
+	if (--s->refs == 0) {
 		struct rec *r = s->rec;
 
 		slot_put(c, slot_index(buf));
 		rec_unref(c->dev, r);
 	}
-	ctx_leave(c);
+	api_leave(c);
 	return st;
 }
 
@@ -153,13 +146,11 @@ dao_status dao_set_label(dao_ctx h, dao_buf buf, const char *label)
 
 	if (!label)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = api_enter(h, API_LOOK, &buf, &c, &s);
 	if (st != DAO_OK)
 		return st;
-	st = slot_lookup(c, buf, &s);
-	if (st == DAO_OK)
-		sanitize_label(s->rec->label, label);
-	ctx_leave(c);
+	sanitize_label(s->rec->label, label);
+	api_leave(c);
 	return st;
 }
 
@@ -171,12 +162,10 @@ dao_status dao_buffer_size(dao_ctx h, dao_buf buf, uint64_t *bytes)
 
 	if (!bytes)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = api_enter(h, API_LOOK, &buf, &c, &s);
 	if (st != DAO_OK)
 		return st;
-	st = slot_lookup(c, buf, &s);
-	if (st == DAO_OK)
-		*bytes = s->len;
-	ctx_leave(c);
+	*bytes = s->len;
+	api_leave(c);
 	return st;
 }

@@ -10,7 +10,7 @@
 #include "base/log.h"
 #include "core/queue.h"
 #include "core/record.h"
-#include "core/registry.h"
+#include "api/enter.h"
 #include "core/victim.h"
 #include "trace/trace_writer.h"
 
@@ -106,7 +106,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	p[namelen] = 0;
 	op->name = name ? p : NULL;
 
-	st = ctx_enter_to_queue(h, &c);
+	st = api_enter(h, API_QUEUE, NULL, &c, NULL);
 	if (st != DAO_OK) {
 		free(op);
 		return st;
@@ -153,7 +153,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		st = DAO_ERR_BUDGET;
 	}
 	if (st != DAO_OK) {
-		ctx_leave(c);
+		api_leave(c);
 		free(op);
 		return st;
 	}
@@ -168,7 +168,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	table_append(d, op);
 	if (d->trace)
 		trace_kernel(d, op);
-	ctx_leave(c);
+	api_leave(c);
 	return DAO_OK;
 }
 
@@ -185,9 +185,10 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 
 	if (len && !mem)
 		return DAO_ERR_NULL;
-	st = ctx_enter_to_queue(h, &c);
+	st = api_enter(h, API_QUEUE, NULL, &c, NULL);
 	if (st != DAO_OK)
 		return st;
+	/* A failed context says so before the buffer is looked up. */
 	st = context_usable(c);
 	if (st == DAO_OK)
 		st = slot_lookup(c, buf, &s);
@@ -196,7 +197,7 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 	if (st == DAO_OK && end > s->len)
 		st = DAO_ERR_RANGE;
 	if (st != DAO_OK || !len) {
-		ctx_leave(c);
+		api_leave(c);
 		return st;
 	}
 	one.rec = s->rec;
@@ -210,7 +211,7 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 	queue_push(c->dev, &op);
 	table_append(c->dev, &op);
 	st = op_wait(c->dev, &op);
-	ctx_leave(c);
+	api_leave(c);
 	return st;
 }
 
@@ -228,7 +229,7 @@ dao_status dao_sync(dao_ctx h)
 {
 	struct op op = { .kind = OP_SYNC, .blocking = true };
 	struct ctx *c;
-	dao_status st = ctx_enter_to_queue(h, &c);
+	dao_status st = api_enter(h, API_QUEUE, NULL, &c, NULL);
 
 	if (st != DAO_OK)
 		return st;
@@ -236,7 +237,7 @@ dao_status dao_sync(dao_ctx h)
 	queue_push(c->dev, &op);
 	op_wait(c->dev, &op);
 	st = c->failure ? c->failure : c->dev->failure;
-	ctx_leave(c);
+	api_leave(c);
 	return st;
 }
 
@@ -248,7 +249,7 @@ dao_status dao_iteration(dao_ctx h)
 
 	if (!op)
 		return DAO_ERR_NOMEM;
-	st = ctx_enter_to_queue(h, &c);
+	st = api_enter(h, API_QUEUE, NULL, &c, NULL);
 	if (st != DAO_OK) {
 		free(op);
 		return st;
@@ -259,7 +260,7 @@ dao_status dao_iteration(dao_ctx h)
 	queue_push(c->dev, op);
 	if (c->dev->trace)
 		dao_trace_writer_iteration(c->dev->trace, c->dev->trace_iter++);
-	ctx_leave(c);
+	api_leave(c);
 	return DAO_OK;
 }
 
@@ -270,13 +271,13 @@ dao_status dao_stats_get(dao_ctx h, dao_stats *out)
 
 	if (!out)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = api_enter(h, API_LOOK, NULL, &c, NULL);
 	if (st != DAO_OK)
 		return st;
 	*out = c->dev->stats;
 	out->device_bytes = c->dev->res.arena.used;
 	out->peak_device_bytes = c->dev->res.arena.peak;
-	ctx_leave(c);
+	api_leave(c);
 	return DAO_OK;
 }
 
@@ -288,7 +289,7 @@ dao_status dao_info_get(dao_ctx h, dao_info *out)
 
 	if (!out)
 		return DAO_ERR_NULL;
-	st = ctx_enter(h, &c);
+	st = api_enter(h, API_LOOK, NULL, &c, NULL);
 	if (st != DAO_OK)
 		return st;
 	d = c->dev;
@@ -303,6 +304,6 @@ dao_status dao_info_get(dao_ctx h, dao_info *out)
 		.backend_name = d->be->ops->name,
 		.policy_name = dao_policy_name(d->policy),
 	};
-	ctx_leave(c);
+	api_leave(c);
 	return DAO_OK;
 }

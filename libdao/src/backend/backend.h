@@ -34,6 +34,14 @@ struct dao_kernel_run {
 
 struct dao_backend;
 
+/* What taking a buffer's contents off the device involves (vacate()). */
+enum dao_vacate {
+	DAO_VACATE_KEEP,    /* nothing moves; the host copy stays as it is */
+	DAO_VACATE_FORGET,  /* nothing moves; the contents are dead */
+	DAO_VACATE_COPY,    /* copy the device contents back (D2H) first */
+	DAO_VACATE_DISCARD, /* discard() the pages to the host: the contents die */
+};
+
 struct dao_backend_ops {
 	const char *name;
 	/* The pointer a kernel gets for byte view_off of a buffer placed at
@@ -63,6 +71,26 @@ struct dao_backend_ops {
 	 * start (0 if none); read right after kernel(). */
 	uint64_t (*last_stall_ns)(struct dao_backend *be);
 	void (*destroy)(struct dao_backend *be);
+	/*
+	 * Where the device copy and the host copy of a buffer differ in kind,
+	 * the executor asks these four (the two sets below implement them):
+	 *
+	 * vacate: a buffer's device space is about to be given back. on_device:
+	 * its device copy holds its contents; dirty: only the device copy does;
+	 * needed: its contents must survive. Says what has to happen first.
+	 */
+	enum dao_vacate (*vacate)(const struct dao_backend *be, bool on_device, bool dirty,
+				  bool needed);
+	/* Space was just placed for a buffer its next use overwrites whole:
+	 * whether its old pages must be discard()ed onto the device (H2D),
+	 * which ends its contents, so that they do not migrate along. */
+	bool (*output_discards)(const struct dao_backend *be);
+	/* Whether evicting a device copy the host copy matches still copies
+	 * its bytes (so writing dirty data back ahead saves nothing). */
+	bool (*clean_evict_copies)(const struct dao_backend *be);
+	/* Whether the job's thread, touching a host copy, touches the device
+	 * copy's pages: then a resident buffer leaves the device first. */
+	bool (*host_access_vacates)(const struct dao_backend *be);
 	/* Unified backends only (NULL otherwise): the contents of the host
 	 * range [host, host + len) are dead; make its pages resident on the
 	 * device (engine H2D) or on the host (D2H) without moving its bytes,
@@ -79,14 +107,32 @@ struct dao_backend {
 	uint64_t arena_bytes;   /* the budget the arena spans */
 	uint64_t align;         /* arena allocation granularity (power of two, >= 1) */
 	bool contiguous;        /* each buffer needs one contiguous range of the arena */
-	/*
-	 * The device copy and the host copy are one allocation (CUDA managed
-	 * memory): a kernel's pointer is the host copy + offset (kernel_ptr), copy() migrates the host range (dev_off is only the
-	 * budget's bookkeeping), dropping a resident buffer migrates it back
-	 * unless its contents are dead, which discard() lets go.
-	 */
-	bool unified;
 };
+
+/*
+ * The two kinds, as ops entries. Separate memories (host, sim,
+ * cuda-explicit): the device copy is a copy; dropping a clean one is free,
+ * a dirty one is copied back only when needed, the host copy is the job's.
+ * Unified memory (cuda-managed): the device copy is the host copy's pages
+ * (a kernel's pointer is the host copy + offset, copy() migrates the host
+ * range and dev_off is only the budget's bookkeeping); dropping a resident
+ * buffer migrates it back unless its contents are dead, which discard()
+ * lets go, and the job's thread would fault its pages over behind the
+ * budget's back.
+ */
+enum dao_vacate dao_separate_vacate(const struct dao_backend *be, bool on_device, bool dirty,
+				    bool needed);
+enum dao_vacate dao_unified_vacate(const struct dao_backend *be, bool on_device, bool dirty,
+				   bool needed);
+bool dao_backend_no(const struct dao_backend *be);
+bool dao_backend_yes(const struct dao_backend *be);
+
+#define DAO_SEPARATE_MEMORY_OPS                                                          \
+	.vacate = dao_separate_vacate, .output_discards = dao_backend_no,               \
+	.clean_evict_copies = dao_backend_no, .host_access_vacates = dao_backend_no
+#define DAO_UNIFIED_MEMORY_OPS                                                           \
+	.vacate = dao_unified_vacate, .output_discards = dao_backend_yes,               \
+	.clean_evict_copies = dao_backend_yes, .host_access_vacates = dao_backend_yes
 
 /* The budget a backend's arena spans for a requested budget: whole units of
  * its allocation granularity. Every backend rounds through here, so a shared

@@ -270,6 +270,7 @@ static const struct dao_backend_ops host_ops = {
 	.wait = host_wait,
 	.last_stall_ns = host_last_stall,
 	.destroy = host_destroy,
+	DAO_SEPARATE_MEMORY_OPS,
 };
 
 dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)

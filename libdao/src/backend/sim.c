@@ -409,6 +409,7 @@ static const struct dao_backend_ops sim_ops = {
 	.wait = sim_wait,
 	.last_stall_ns = sim_last_stall_ns,
 	.destroy = sim_destroy,
+	DAO_SEPARATE_MEMORY_OPS,
 };
 
 dao_status dao_backend_sim_create(const struct dao_sim_model *m, uint64_t budget,

@@ -368,11 +368,13 @@ void publish_tick(struct device *d)
 	now = coarse_ns();
 	publish_summary(p, d, now);
 	/* The job waiting on an idle executor (sync, read, write) is when a
-	 * reader most wants the table to match what the job sees; but a
-	 * rebuild walks every buffer, so rebuilds may take at most a
+	 * reader most wants the table to match what the job sees: then it is
+	 * always rebuilt (daoctl.md), whatever the clock says. While the job
+	 * runs, a rebuild walks every buffer, so those may take at most a
 	 * twentieth of the executor's time. */
-	if ((now - p->last_table_ns >= TABLE_PERIOD_NS || (!d->q.head && d->q.flush)) &&
-	    now - p->last_table_ns >= 20 * p->table_cost_ns) {
+	if ((!d->q.head && d->q.flush) ||
+	    (now - p->last_table_ns >= TABLE_PERIOD_NS &&
+	     now - p->last_table_ns >= 20 * p->table_cost_ns)) {
 		struct timespec t0, t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0); /* vDSO: no system call */

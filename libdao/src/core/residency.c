@@ -167,7 +167,7 @@ static void drop_block(struct device *d, struct rec *r)
 }
 
 /*
- * Unified backends: let the range's pages go without moving its bytes
+ * Unified memory: let the range's pages go without moving its bytes
  * (engine D2H: to the host, H2D: onto the device). The contents are dead
  * from then on, on both sides.
  */
@@ -191,32 +191,26 @@ static dao_status discard(struct device *d, struct rec *r, enum dao_engine e)
 }
 
 /*
- * Take r's contents off the device, before its space is given back;
- * *moved tells whether that copies bytes. On a unified backend the device
- * copy is the host copy's pages: a clean drop is no drop at all, so
- * whatever is still needed migrates back and the rest is discarded.
+ * Take r's contents off the device, before its space is given back, as the
+ * backend says it must be done (backend.h: vacate); *moved tells whether
+ * that copies bytes.
  */
 static dao_status vacate(struct device *d, struct rec *r, bool *moved)
 {
-	dao_status st = DAO_OK;
-
 	*moved = false;
-	if (d->be->unified) {
-		if (r->dev_valid && data_needed(r)) {
-			st = write_back(d, r);
-			*moved = true;
-		} else {
-			st = discard(d, r, DAO_ENGINE_D2H);
-		}
-	} else if (rec_dirty(r)) {
-		if (data_needed(r)) {
-			st = write_back(d, r);
-			*moved = true;
-		} else {
-			r->host_valid = false; /* dead data: nothing to keep */
-		}
+	switch (d->be->ops->vacate(d->be, r->dev_valid, rec_dirty(r), data_needed(r))) {
+	case DAO_VACATE_COPY:
+		*moved = true;
+		return write_back(d, r);
+	case DAO_VACATE_DISCARD:
+		return discard(d, r, DAO_ENGINE_D2H);
+	case DAO_VACATE_FORGET:
+		r->host_valid = false; /* dead data: nothing to keep */
+		return DAO_OK;
+	case DAO_VACATE_KEEP:
+		break;
 	}
-	return st;
+	return DAO_OK;
 }
 
 /* The prefetch cursor may have passed use u: rewind to it. */
@@ -394,7 +388,7 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 			st = fetch(d, r, false);
 			if (st != DAO_OK)
 				return st;
-		} else if (d->be->unified && !r->dev_valid && !r->ahead) {
+		} else if (!r->dev_valid && !r->ahead && d->be->ops->output_discards(d->be)) {
 			/* Space just placed for an output: its old pages
 			 * need not come along. */
 			st = discard(d, r, DAO_ENGINE_H2D);
@@ -519,10 +513,11 @@ void res_prefetch(struct device *d)
 
 				if (!r->size || r->blk || (u->mode != MODE_W && !r->host_valid))
 					continue;
-				/* Unified: reserving an output discards the
-				 * buffer's contents, which an earlier use may
-				 * still need. */
-				if (d->be->unified && u->mode == MODE_W && r->use_head != u)
+				/* Where reserving an output discards the
+				 * buffer's contents, an earlier use may still
+				 * need them. */
+				if (u->mode == MODE_W && r->use_head != u &&
+				    d->be->ops->output_discards(d->be))
 					continue;
 				if (!ahead_allowed(d, r))
 					goto out;
@@ -534,8 +529,9 @@ void res_prefetch(struct device *d)
 				 * window order keeps its allocation from evicting
 				 * inputs fetched for later kernels. */
 				if ((u->mode != MODE_W ? fetch(d, r, true)
-						       : d->be->unified ? discard(d, r, DAO_ENGINE_H2D)
-									: DAO_OK) != DAO_OK) {
+				     : d->be->ops->output_discards(d->be)
+					     ? discard(d, r, DAO_ENGINE_H2D)
+					     : DAO_OK) != DAO_OK) {
 					drop_block(d, r);
 					goto out;
 				}
@@ -548,15 +544,16 @@ void res_prefetch(struct device *d)
 		d->res.pf_idx = 0;
 	}
 out:
-	/* Unified: writing back migrates the pages, which is an eviction. */
-	if (d->pol->clean_ahead && !d->be->unified)
+	/* Writing back ahead only pays where it makes the eviction free. */
+	if (d->pol->clean_ahead && !d->be->ops->clean_evict_copies(d->be))
 		clean_ahead(d);
 }
 
 /*
- * Unified: the job's thread reaches the pages through the host, which
- * would fault them over behind the budget's back. Move them first; the
- * next kernel that needs them fetches them again.
+ * Where the job's thread reaches the device copy's pages through the host
+ * (backend.h: host_access_vacates), it would fault them over behind the
+ * budget's back. Move them first; the next kernel that needs them fetches
+ * them again.
  */
 static dao_status vacate_for_host(struct device *d, struct rec *r)
 {
@@ -579,7 +576,7 @@ static dao_status host_prepare(struct device *d, struct rec *r, bool need_curren
 
 	r->pin++;
 	victim_remove(d, r);
-	if (d->be->unified && r->blk)
+	if (r->blk && d->be->ops->host_access_vacates(d->be))
 		st = vacate_for_host(d, r);
 	else if (need_current && rec_dirty(r))
 		st = write_back(d, r);
@@ -627,10 +624,10 @@ void res_free_rec(struct device *d, struct rec *r)
 	if (r->blk) {
 		bool moved;
 
-		/* Unified: its pages must leave the device before the range
-		 * is reused (the contents are dead: a discard, never a copy). */
-		if (d->be->unified)
-			(void)vacate(d, r, &moved);
+		/* Its contents are dead (never a copy), but on unified
+		 * memory its pages must leave the device before the range
+		 * is reused: the backend says how. */
+		(void)vacate(d, r, &moved);
 		drop_block(d, r);
 	}
 	if (r->host) {

@@ -83,8 +83,9 @@ static uint64_t key_of(struct device *d, struct rec *r)
 
 static enum heap_id heap_for(struct device *d, struct rec *r, uint64_t key)
 {
-	/* Unified memory: evicting clean data migrates it just the same. */
-	if (!d->pol->clean_ahead || d->be->unified)
+	/* Where evicting clean data copies it just the same, the dirty
+	 * ones are no worse victims. */
+	if (!d->pol->clean_ahead || d->be->ops->clean_evict_copies(d->be))
 		return HEAP_CLEAN;
 	/* Dead data costs no write-back however dirty it is. */
 	if (key == KEY_DEAD || !rec_dirty(r))

@@ -192,6 +192,7 @@ static const struct dao_backend_ops cx_ops = {
 	.wait = cu_backend_wait,
 	.last_stall_ns = cu_last_stall_ns,
 	.destroy = cx_destroy,
+	DAO_SEPARATE_MEMORY_OPS,
 };
 
 dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget,

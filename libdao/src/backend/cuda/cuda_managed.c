@@ -5,7 +5,7 @@
  * device. Making a buffer resident is a prefetch to the device on the
  * host-to-device stream; evicting it is a prefetch to the host on the
  * device-to-host stream, or a discard when its contents are dead. The
- * arena only counts the budget (backend.h: unified).
+ * arena only counts the budget (backend.h: DAO_UNIFIED_MEMORY_OPS).
  *
  * Every chunk prefers the host and is mapped for the device: a page the
  * device touches without a prefetch is read over the bus, never pulled over
@@ -187,6 +187,7 @@ static const struct dao_backend_ops cm_ops = {
 	.last_stall_ns = cu_last_stall_ns,
 	.destroy = cm_destroy,
 	.discard = cm_discard,
+	DAO_UNIFIED_MEMORY_OPS,
 };
 
 dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64_t free_bytes,
@@ -214,7 +215,6 @@ dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64
 	x->cb.base.ops = &cm_ops;
 	x->cb.base.kind = DAO_BACKEND_CUDA_MANAGED;
 	x->cb.base.holds_data = true;
-	x->cb.base.unified = true;
 	x->cb.base.device_memory = total;
 	x->cb.base.align = CM_GRANULE;
 	/* Pages, not ranges: the budget only counts bytes. */

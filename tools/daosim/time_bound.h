@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * time_bound.h - the time-indexed lower bound on modeled run time: an LP
+ * over windows (one before the first kernel, then one per kernel) in which
+ * fetches, write-backs and device space are placed in time
+ * (Documentation/daosim.md, "Time-indexed bound", says why every schedule
+ * the executor can produce is a feasible point). Solved with COIN-OR CLP.
+ */
+#ifndef DAOSIM_TIME_BOUND_H
+#define DAOSIM_TIME_BOUND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "dao_sim.h"
+
+struct time_bound {
+	uint64_t ns;         /* the LP optimum, rounded up to whole ns */
+	double lp_ns;        /* the LP optimum as the solver reports it */
+	size_t rows, cols;   /* LP size */
+};
+
+/*
+ * Minimise the sum over windows of w, where w >= the window's kernel time
+ * (model_kernel_ns), >= bytes fetched in it / h2d bandwidth, >= bytes
+ * written back in it / d2h bandwidth, subject to: each use's bytes that
+ * were not kept since the buffer's previous use are fetched in some window
+ * before the use and take space from then on; the data of a write that is
+ * dropped anywhere before its last read is written back in some window
+ * after the write; at the start of every kernel its operands, the bytes
+ * kept across it and the bytes fetched ahead fit in budget.
+ * DAO_ERR_BUDGET when a kernel's operands exceed budget, DAO_ERR_NOMEM,
+ * DAO_ERR_RANGE when CLP stops at max_seconds (> 0; 0 or less: no
+ * limit) before the optimum, DAO_ERR_FAILED when it fails otherwise (err
+ * says why).
+ */
+dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_model *m,
+			    uint64_t budget, double max_seconds, struct time_bound *out, char *err,
+			    size_t errlen);
+
+#endif /* DAOSIM_TIME_BOUND_H */
