@@ -9,10 +9,16 @@ ifeq ($(HAVE_CUDA),1)
 GPU_TEST_SRCS := $(sort $(wildcard tests/gpu/test_*.c))
 GPU_TESTS     := $(patsubst tests/gpu/%.c,$(BUILD)/rel/tests-gpu/%,$(GPU_TEST_SRCS))
 
-$(BUILD)/rel/tests-gpu/%: tests/gpu/%.c $(BUILD)/rel/lib/libdao.a tests/tap.h
-	@mkdir -p $(@D)
-	$(CC) $(call cflags,rel) $(CUDA_CFLAGS) -Itests -Itests/gpu -MMD -MP -o $@ $< \
-		$(BUILD)/rel/lib/libdao.a $(call ldflags,rel) -lm
+# Each variant: rel for check-gpu; asan and tsan run against the CUDA
+# runtime model (tests/cudamodel/cudamodel.mk).
+define gpu_variant
+$(BUILD)/$(1)/tests-gpu/%: tests/gpu/%.c $(BUILD)/$(1)/lib/libdao.a tests/tap.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -Itests -Itests/gpu -MMD -MP -o $$@ $$< \
+		$(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm
+GPU_TESTS_$(1) := $$(patsubst tests/gpu/%.c,$(BUILD)/$(1)/tests-gpu/%,$$(GPU_TEST_SRCS))
+endef
+$(foreach v,rel asan tsan,$(eval $(call gpu_variant,$(v))))
 
 all: $(GPU_TESTS)
 

@@ -14,14 +14,19 @@
  * the bound.
  *
  * Safety: 256 MiB budget, 1 GiB of buffers, far below any lent card.
+ * Environment: DAO_TEST_GPU_BUF_MIB (default 32, even).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "gpu_common.h"
 
-#define BUDGET (256ull << 20)
-#define BUF_BYTES (32ull << 20)
+/* DAO_TEST_GPU_BUF_MIB scales the job down (the CUDA runtime model moves
+ * bytes with the CPU): buffers of that many MiB, the budget eight of them. */
+static uint64_t buf_bytes = 32ull << 20;
+#define BUF_BYTES buf_bytes
+#define BUDGET (8 * buf_bytes)
 #define NBUFS 32 /* four times the budget */
 
 struct sampler {
@@ -34,6 +39,8 @@ struct sampler {
 static void *sample_main(void *arg)
 {
 	struct sampler *s = arg;
+	struct dao_cudamodel_counters c;
+	bool model = gpu_model_counters(&c);
 
 	/* The sampler's own context must be the job's device's: device 0,
 	 * the one dao_open picks for a thread that chose none. */
@@ -43,6 +50,10 @@ static void *sample_main(void *arg)
 		if (u > s->max_used)
 			s->max_used = u;
 		s->samples++;
+		/* The model counts the card's peak itself: sampling need not
+		 * take a core from the job's CPU-run streams. */
+		if (model)
+			sched_yield();
 	}
 	return NULL;
 }
@@ -61,6 +72,8 @@ static void check_backend(dao_backend_kind kind, const struct program *p,
 	dao_operand op;
 	uint64_t base;
 	dao_stats stats;
+	struct dao_cudamodel_counters before, after;
+	bool model;
 	dao_ctx ctx;
 	dao_buf w;
 	int bad;
@@ -75,6 +88,8 @@ static void check_backend(dao_backend_kind kind, const struct program *p,
 	TEST_TRY(dao_release(ctx, w));
 	TEST_TRY(dao_sync(ctx));
 	base = gpu_used_bytes();
+	gpu_model_reset_peaks();
+	model = gpu_model_counters(&before);
 
 	if (pthread_create(&s.thread, NULL, sample_main, &s))
 		tap_bail("pthread_create failed");
@@ -100,6 +115,22 @@ static void check_backend(dao_backend_kind kind, const struct program *p,
 	else
 		tap_ok(s.max_used <= base + BUDGET,
 		       "cuda-managed: the driver never holds more than the budget above the baseline");
+	/* Against the model: its own account of the card, not a sampling. */
+	if (model && gpu_model_counters(&after)) {
+		tap_ok(after.device_bytes_peak <= base +
+			       (kind == DAO_BACKEND_CUDA_MANAGED ? BUDGET : 0),
+		       "%s: the model's card never held more than %s (peak %llu, baseline %llu)",
+		       dao_backend_name(kind),
+		       kind == DAO_BACKEND_CUDA_MANAGED ? "the budget above the baseline"
+							: "the baseline",
+		       (unsigned long long)after.device_bytes_peak, (unsigned long long)base);
+		tap_ok(after.managed_device_peak <= BUDGET,
+		       "%s: device-resident managed pages never above the budget (peak %llu)",
+		       dao_backend_name(kind), (unsigned long long)after.managed_device_peak);
+		tap_ok(gpu_unplanned(&before, &after) == 0,
+		       "%s: no fault, remote access or eviction libdao did not ask for (%llu)",
+		       dao_backend_name(kind), (unsigned long long)gpu_unplanned(&before, &after));
+	}
 	prog_result_free(p, &got);
 }
 
@@ -112,6 +143,9 @@ int main(void)
 	test_clear_env();
 	gpu_require_device();
 	rng = test_seed();
+	buf_bytes = test_env_u64("DAO_TEST_GPU_BUF_MIB", 32) << 20;
+	if (!buf_bytes || buf_bytes % (2u << 20))
+		tap_bail("DAO_TEST_GPU_BUF_MIB: a positive even number of MiB");
 	prog_generate(&p, &rng, NBUFS, 200, BUF_BYTES, BUF_BYTES, 2u << 20);
 	prog_result_alloc(&p, &want);
 	prog_reference(&p, want.out, want.reads);

@@ -28,6 +28,7 @@ struct bench_options {
 	uint64_t buffer_bytes; /* copy: size of each cycled buffer */
 	uint64_t buffers;      /* copy: how many are cycled */
 	uint64_t rounds;       /* copy: passes over all of them */
+	dao_backend_kind backend; /* host, a CUDA one, or DEFAULT (DAO_BACKEND) */
 };
 
 static inline uint64_t bench_now_ns(void)
@@ -41,9 +42,15 @@ static inline uint64_t bench_now_ns(void)
 /* Print "dao-bench: what: reason" and return 1 (the exit status). */
 int bench_fail(const char *what, dao_status st);
 
-/* Open a private host-backend context with the given budget (0: default)
- * and policy (DAO_POLICY_DEFAULT: libdao's). */
-dao_status bench_open(uint64_t budget, dao_policy policy, dao_ctx *ctx);
+/* The backend when no --backend is given: DAO_BACKEND_DEFAULT where
+ * DAO_BACKEND is set, else DAO_BACKEND_HOST. */
+dao_backend_kind bench_env_backend(void);
+
+/* Open a private context on a backend (DAO_BACKEND_DEFAULT: libdao reads
+ * DAO_BACKEND) with the given budget (0: default) and policy
+ * (DAO_POLICY_DEFAULT: libdao's). */
+dao_status bench_open(dao_backend_kind backend, uint64_t budget, dao_policy policy,
+		      dao_ctx *ctx);
 
 /* Release bufs[0..n) and close ctx; the first failure, when *st holds none
  * yet, goes to *st and *what. */

@@ -10,17 +10,24 @@ int bench_fail(const char *what, dao_status st)
 	return 1;
 }
 
-dao_status bench_open(uint64_t budget, dao_policy policy, dao_ctx *ctx)
+dao_backend_kind bench_env_backend(void)
+{
+	/* DAO_BACKEND when set (a batch system sets it for every task; libdao
+	 * reads it and refuses a bad one), else host: the figures are libdao's
+	 * own cost. */
+	return getenv("DAO_BACKEND") && *getenv("DAO_BACKEND") ? DAO_BACKEND_DEFAULT
+							       : DAO_BACKEND_HOST;
+}
+
+dao_status bench_open(dao_backend_kind backend, uint64_t budget, dao_policy policy,
+		      dao_ctx *ctx)
 {
 	dao_config cfg;
 
 	dao_config_init(&cfg);
 	/* Our own device: what we measure is not shared with anyone. */
 	cfg.flags = DAO_CONFIG_PRIVATE;
-	/* DAO_BACKEND when set (the kernels touch no memory: any backend
-	 * runs them), else host: the figures are libdao's own cost. */
-	cfg.backend = getenv("DAO_BACKEND") && *getenv("DAO_BACKEND") ? DAO_BACKEND_DEFAULT
-								      : DAO_BACKEND_HOST;
+	cfg.backend = backend;
 	cfg.device_budget = budget;
 	cfg.policy = policy;
 	cfg.job_name = "dao-bench";

@@ -129,19 +129,20 @@ static int verify(dao_ctx ctx, const dao_buf *bufs, const struct bench_options *
 	return 0;
 }
 
-static void print_rows(const struct bench_options *o, const struct copy_row *rows, size_t n)
+static void print_rows(const struct bench_options *o, const char *backend,
+		       const struct copy_row *rows, size_t n)
 {
 	if (o->json) {
 		printf("[");
 		for (size_t i = 0; i < n; i++) {
 			uint64_t moved = rows[i].h2d + rows[i].d2h;
 
-			printf("%s{\"pattern\":\"%s\",\"buffer_bytes\":%" PRIu64
+			printf("%s{\"pattern\":\"%s\",\"backend\":\"%s\",\"buffer_bytes\":%" PRIu64
 			       ",\"buffers\":%" PRIu64 ",\"budget_bytes\":%" PRIu64
 			       ",\"h2d_bytes\":%" PRIu64 ",\"d2h_bytes\":%" PRIu64
 			       ",\"seconds\":%.6f,\"gbps\":%.3f,\"memcpy_gbps\":%.3f"
 			       ",\"ratio\":%.3f}",
-			       i ? "," : "", rows[i].name, o->buffer_bytes, o->buffers,
+			       i ? "," : "", rows[i].name, backend, o->buffer_bytes, o->buffers,
 			       o->buffers / 2 * o->buffer_bytes, rows[i].h2d, rows[i].d2h,
 			       rows[i].seconds, gbps(moved, rows[i].seconds),
 			       gbps(moved, rows[i].memcpy_seconds),
@@ -151,8 +152,8 @@ static void print_rows(const struct bench_options *o, const struct copy_row *row
 		return;
 	}
 	printf("%" PRIu64 " buffers of %.1f MiB cycled through a budget of half of them, LRU, "
-	       "host backend\n\n",
-	       o->buffers, (double)o->buffer_bytes / (1 << 20));
+	       "%s backend\n\n",
+	       o->buffers, (double)o->buffer_bytes / (1 << 20), backend);
 	printf("%-18s %10s %10s %9s %10s %12s %7s\n", "pattern", "h2d MiB", "d2h MiB", "seconds",
 	       "dao GB/s", "memcpy GB/s", "ratio");
 	for (size_t i = 0; i < n; i++) {
@@ -173,8 +174,9 @@ int bench_copy(const struct bench_options *o)
 	dao_buf *bufs = calloc(o->buffers, sizeof(*bufs));
 	uint8_t *src = malloc(o->buffers * o->buffer_bytes);
 	uint8_t *dst = malloc(budget);
-	const char *what = "dao_open";
+	const char *what = "dao_open", *backend = NULL;
 	dao_status st;
+	dao_info info;
 	int ret = 1;
 	dao_ctx ctx;
 
@@ -188,9 +190,15 @@ int bench_copy(const struct bench_options *o)
 		fill(src + b * o->buffer_bytes, b, o->buffer_bytes);
 	memset(dst, 0, budget);
 
-	st = bench_open(budget, DAO_POLICY_LRU, &ctx);
+	st = bench_open(o->backend, budget, DAO_POLICY_LRU, &ctx);
 	if (st != DAO_OK)
 		goto out_fail;
+	/* The backend chosen: --backend, or DAO_BACKEND's. */
+	what = "dao_info_get";
+	st = dao_info_get(ctx, &info);
+	if (st != DAO_OK)
+		goto out_close;
+	backend = dao_backend_name(info.backend);
 	for (; created < o->buffers; created++) {
 		what = "dao_buffer_create";
 		st = dao_buffer_create(ctx, o->buffer_bytes, &bufs[created]);
@@ -230,7 +238,7 @@ out_fail:
 	if (st != DAO_OK)
 		ret = bench_fail(what, st);
 	else if (!ret)
-		print_rows(o, rows, 2);
+		print_rows(o, backend, rows, 2);
 out_free:
 	free(bufs);
 	free(src);

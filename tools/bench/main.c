@@ -16,7 +16,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: dao-bench overhead [--json] [--kernels N] [--live N,N,...]\n"
 		"                          [--placement split|shared|both]\n"
-		"       dao-bench copy [--json] [--buffer-bytes B] [--buffers N] [--rounds R]\n"
+		"       dao-bench copy [--json] [--backend B] [--buffer-bytes B] [--buffers N]\n"
+		"                      [--rounds R]\n"
 		"\n"
 		"overhead  ns per empty kernel with 4 resident operands and ns per buffer\n"
 		"          create, with each count of live buffers (default\n"
@@ -25,7 +26,9 @@ static void usage(FILE *f)
 		"          on two CPUs (split) and on one (shared), default both\n"
 		"copy      write-back and fetch throughput through libdao against memcpy:\n"
 		"          N buffers of B bytes (default 8 of 64M) cycled R times (default 4)\n"
-		"          through a budget that holds half of them\n");
+		"          through a budget that holds half of them, on backend B: host,\n"
+		"          cuda-explicit or cuda-managed (default DAO_BACKEND when set, else\n"
+		"          host)\n");
 }
 
 static int parse_count(const char *opt, const char *text, uint64_t lo, uint64_t hi,
@@ -90,6 +93,23 @@ static int parse_live(const char *text, struct bench_options *o)
 	}
 }
 
+static int parse_backend(const char *text, dao_backend_kind *out)
+{
+	static const dao_backend_kind all[] = { DAO_BACKEND_HOST, DAO_BACKEND_CUDA_EXPLICIT,
+						DAO_BACKEND_CUDA_MANAGED };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (strcmp(text, dao_backend_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	fprintf(stderr,
+		"dao-bench: --backend: unknown backend '%s' (host, cuda-explicit, cuda-managed)\n",
+		text);
+	return -1;
+}
+
 static int parse_placement(const char *text, unsigned *out)
 {
 	if (strcmp(text, "split") == 0)
@@ -109,7 +129,7 @@ static int parse_placement(const char *text, unsigned *out)
 int main(int argc, char **argv)
 {
 	enum { O_JSON = 1, O_KERNELS, O_LIVE, O_PLACEMENT, O_BUFFER_BYTES, O_BUFFERS, O_ROUNDS,
-	       O_HELP };
+	       O_BACKEND, O_HELP };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "kernels", required_argument, NULL, O_KERNELS },
@@ -118,6 +138,7 @@ int main(int argc, char **argv)
 		{ "buffer-bytes", required_argument, NULL, O_BUFFER_BYTES },
 		{ "buffers", required_argument, NULL, O_BUFFERS },
 		{ "rounds", required_argument, NULL, O_ROUNDS },
+		{ "backend", required_argument, NULL, O_BACKEND },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -125,6 +146,7 @@ int main(int argc, char **argv)
 		.kernels = 1000000, .buffer_bytes = 64u << 20, .buffers = 8, .rounds = 4,
 		.live = { 1000, 10000, 100000, 1000000 }, .nlive = 4,
 		.placements = (1u << BENCH_SPLIT) | (1u << BENCH_SHARED),
+		.backend = bench_env_backend(),
 	};
 	bool is_overhead, is_copy;
 	int c, err = 0;
@@ -171,6 +193,10 @@ int main(int argc, char **argv)
 		case O_ROUNDS:
 			err = only_for("--rounds", "copy", is_copy) ||
 			      parse_count("--rounds", optarg, 1, 1u << 20, &o.rounds);
+			break;
+		case O_BACKEND:
+			err = only_for("--backend", "copy", is_copy) ||
+			      parse_backend(optarg, &o.backend);
 			break;
 		case O_HELP:
 			usage(stdout);

@@ -133,10 +133,10 @@ static dao_status placed_open(const struct cpu_pair *cpus, enum bench_placement 
 	dao_status st;
 
 	if (cpus->a < 0)
-		return bench_open(0, DAO_POLICY_DEFAULT, ctx);
+		return bench_open(bench_env_backend(), 0, DAO_POLICY_DEFAULT, ctx);
 	if (pin_to(where == BENCH_SPLIT ? cpus->b : cpus->a))
 		return DAO_ERR_INVALID;
-	st = bench_open(0, DAO_POLICY_DEFAULT, ctx);
+	st = bench_open(bench_env_backend(), 0, DAO_POLICY_DEFAULT, ctx);
 	if (st == DAO_OK && where == BENCH_SPLIT && pin_to(cpus->a)) {
 		dao_close(*ctx, NULL);
 		st = DAO_ERR_INVALID;

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cudamodel.c - the CUDA runtime model catches what it is for. Each
+ * scenario runs in a fresh process (this program re-executed with the
+ * scenario's name, against the model through LD_LIBRARY_PATH); the parent
+ * checks how it ended and what the model said. Scenarios that must be
+ * stopped (a missing event wait, a read of discarded data, a host touch of
+ * device memory, a refused call) end with the model's exit status 66 and
+ * its message; were the detection gone, they would end 0 and fail here.
+ * The others check their own results and end 0 (1 on a wrong one).
+ */
+#include <cuda_runtime.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cudamodel/cudamodel.h"
+#include "tap.h"
+
+#define MODEL_EXIT 66
+#define MIB (1ull << 20)
+
+#define EXPECT(cond)                                                                 \
+	do {                                                                         \
+		if (!(cond)) {                                                       \
+			fprintf(stderr, "scenario: failed: %s (line %d)\n", #cond, __LINE__); \
+			exit(1);                                                     \
+		}                                                                    \
+	} while (0)
+
+static const struct cudaMemLocation dev_loc = { cudaMemLocationTypeDevice, 0 };
+static const struct cudaMemLocation host_loc = { cudaMemLocationTypeHost, 0 };
+
+/* A device buffer written on one stream and read on another. */
+static int two_streams(bool wait, bool blocking_then_legacy)
+{
+	cudaStream_t s1, s2;
+	cudaEvent_t ev;
+	void *d, *h, *h2;
+
+	EXPECT(cudaMalloc(&d, MIB) == cudaSuccess);
+	EXPECT(cudaHostAlloc(&h, MIB, 0) == cudaSuccess);
+	EXPECT(cudaHostAlloc(&h2, MIB, 0) == cudaSuccess);
+	memset(h, 7, MIB);
+	EXPECT(cudaStreamCreateWithFlags(&s1, blocking_then_legacy ? cudaStreamDefault
+								  : cudaStreamNonBlocking) == cudaSuccess);
+	EXPECT(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) == cudaSuccess);
+	EXPECT(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess);
+	EXPECT(cudaMemcpyAsync(d, h, MIB, cudaMemcpyHostToDevice, s1) == cudaSuccess);
+	EXPECT(cudaEventRecord(ev, s1) == cudaSuccess);
+	if (wait)
+		EXPECT(cudaStreamWaitEvent(s2, ev, 0) == cudaSuccess);
+	/* The legacy default stream waits for blocking streams by itself. */
+	EXPECT(cudaMemcpyAsync(h2, d, MIB, cudaMemcpyDeviceToHost,
+			       blocking_then_legacy ? NULL : s2) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(blocking_then_legacy ? NULL : s2) == cudaSuccess);
+	EXPECT(((char *)h2)[MIB - 1] == 7);
+	EXPECT(cudaEventQuery(ev) == cudaSuccess);
+	return 0;
+}
+
+static void *managed(uint64_t bytes)
+{
+	void *m;
+
+	EXPECT(cudaMallocManaged(&m, bytes, cudaMemAttachGlobal) == cudaSuccess);
+	return m;
+}
+
+static void counters(struct dao_cudamodel_counters *c)
+{
+	dao_cudamodel_counters(c);
+}
+
+static int discarded_read(bool by_host)
+{
+	char *m = managed(2 * MIB), *h = malloc(MIB);
+	void *p = m;
+	size_t n = 2 * MIB, first = 0;
+	struct cudaMemLocation loc = by_host ? host_loc : dev_loc;
+	cudaStream_t s;
+
+	EXPECT(h && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+	EXPECT(cudaMemsetAsync(m, 1, 2 * MIB, s) == cudaSuccess);
+	EXPECT(cudaMemDiscardAndPrefetchBatchAsync(&p, &n, 1, &loc, &first, 1, 0, s) ==
+	       cudaSuccess);
+	/* Writing part of it again makes that part live: no complaint. */
+	EXPECT(cudaMemsetAsync(m, 2, MIB, s) == cudaSuccess);
+	EXPECT(cudaMemcpyAsync(h, m, MIB, cudaMemcpyDefault, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	EXPECT(h[0] == 2);
+	if (by_host)
+		return m[MIB + 5] == 0; /* the model stops the process first */
+	EXPECT(cudaMemcpyAsync(h, m + MIB, MIB, cudaMemcpyDefault, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	return 0;
+}
+
+static int host_touch(void)
+{
+	volatile char *d;
+
+	EXPECT(cudaMalloc((void **)&d, MIB) == cudaSuccess);
+	return d[100];
+}
+
+/* A card of 64 MiB: cudaMalloc beyond it is the real error; managed pages
+ * prefetched beyond it push others out, counted. */
+static int card_overflow(void)
+{
+	struct dao_cudamodel_counters c;
+	size_t free_b, total;
+	void *d, *d2, *a = managed(32 * MIB), *b = managed(32 * MIB);
+	cudaStream_t s;
+
+	EXPECT(cudaMemGetInfo(&free_b, &total) == cudaSuccess);
+	EXPECT(total == 64 * MIB && free_b == total);
+	EXPECT(cudaMalloc(&d, 16 * MIB) == cudaSuccess);
+	EXPECT(cudaMemGetInfo(&free_b, &total) == cudaSuccess && free_b == 48 * MIB);
+	EXPECT(cudaMalloc(&d2, 64 * MIB) == cudaErrorMemoryAllocation);
+	EXPECT(cudaGetLastError() == cudaErrorMemoryAllocation);
+	EXPECT(cudaStreamCreate(&s) == cudaSuccess);
+	EXPECT(cudaMemPrefetchAsync(a, 32 * MIB, dev_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaMemPrefetchAsync(b, 32 * MIB, dev_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	counters(&c);
+	EXPECT(c.evictions == 16 * MIB / (64 << 10));
+	EXPECT(c.device_bytes_peak == 64 * MIB && c.device_bytes == 64 * MIB);
+	EXPECT(cudaMemGetInfo(&free_b, &total) == cudaSuccess && free_b == 0);
+	EXPECT(cudaFree(d) == cudaSuccess);
+	EXPECT(cudaMemGetInfo(&free_b, &total) == cudaSuccess && free_b == 16 * MIB);
+	return 0;
+}
+
+/* Managed pages: prefetches move, a host touch of a device page faults it
+ * back, advice decides between a device fault and a remote access. */
+static int page_table(void)
+{
+	struct dao_cudamodel_counters c;
+	char *m = managed(4 * MIB), *h = malloc(64 << 10);
+	cudaStream_t s;
+
+	EXPECT(h && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+	m[0] = 9;
+	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, dev_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	counters(&c);
+	EXPECT(c.prefetch_migrations == 32 && c.managed_device_bytes == 2 * MIB);
+	EXPECT(m[0] == 9); /* host fault: page 0 comes back */
+	counters(&c);
+	EXPECT(c.host_faults == 1 && c.fault_migrations == 1);
+	EXPECT(c.managed_device_bytes == 2 * MIB - (64 << 10));
+	/* Device reads a host page: without advice a fault that migrates. */
+	EXPECT(cudaMemcpyAsync(h, m + 2 * MIB, 64 << 10, cudaMemcpyDefault, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	counters(&c);
+	EXPECT(c.device_faults == 1 && c.fault_migrations == 2 && c.remote_accesses == 0);
+	/* Preferred on the host and mapped for the device: read remotely. */
+	EXPECT(cudaMemAdvise(m + 3 * MIB, MIB, cudaMemAdviseSetPreferredLocation, host_loc) ==
+	       cudaSuccess);
+	EXPECT(cudaMemAdvise(m + 3 * MIB, MIB, cudaMemAdviseSetAccessedBy, dev_loc) == cudaSuccess);
+	EXPECT(cudaMemcpyAsync(h, m + 3 * MIB, 64 << 10, cudaMemcpyDefault, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	counters(&c);
+	EXPECT(c.device_faults == 1 && c.fault_migrations == 2 && c.remote_accesses == 1);
+	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, host_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	counters(&c);
+	EXPECT(c.managed_device_bytes == 64 << 10); /* the page the device faulted in */
+	return 0;
+}
+
+/* Every misuse gets the runtime's error; the process then fails unless
+ * told the misuses were meant. */
+static int misuse(void)
+{
+	struct cudaMemLocation bad = { cudaMemLocationTypeInvalid, 0 };
+	char *m = managed(2 * MIB), *h = malloc(1 << 20);
+	cudaStream_t s;
+	cudaEvent_t ev;
+	void *d;
+
+	EXPECT(h && cudaMalloc(&d, MIB) == cudaSuccess);
+	EXPECT(cudaStreamCreate(&s) == cudaSuccess && cudaEventCreate(&ev) == cudaSuccess);
+	EXPECT(cudaHostRegister(h, 1 << 20, 0) == cudaSuccess);
+	EXPECT(cudaHostRegister(h + 4096, 4096, 0) == cudaErrorHostMemoryAlreadyRegistered);
+	EXPECT(cudaHostUnregister(h) == cudaSuccess);
+	EXPECT(cudaHostUnregister(h) == cudaErrorHostMemoryNotRegistered);
+	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, bad, 0, s) == cudaErrorInvalidValue);
+	EXPECT(cudaMemAdvise(m, MIB, cudaMemAdviseSetAccessedBy, host_loc) == cudaErrorInvalidValue);
+	EXPECT(cudaMemPrefetchAsync(m + 4096, 64 << 10, dev_loc, 0, s) == cudaErrorInvalidValue);
+	EXPECT(cudaMemPrefetchAsync(m, 4 * MIB, dev_loc, 0, s) == cudaErrorInvalidValue);
+	EXPECT(cudaMemcpyAsync(d, h, 2 * MIB, cudaMemcpyHostToDevice, s) == cudaErrorInvalidValue);
+	EXPECT(cudaMemcpyAsync(h, d, 4096, cudaMemcpyHostToDevice, s) == cudaErrorInvalidValue);
+	EXPECT(cudaMemsetAsync(h, 0, 4096, s) == cudaErrorInvalidValue);
+	EXPECT(cudaStreamDestroy(s) == cudaSuccess);
+	EXPECT(cudaMemsetAsync(d, 0, 4096, s) == cudaErrorInvalidResourceHandle);
+	EXPECT(cudaStreamDestroy(s) == cudaErrorInvalidResourceHandle);
+	EXPECT(cudaEventDestroy(ev) == cudaSuccess);
+	EXPECT(cudaEventSynchronize(ev) == cudaErrorInvalidResourceHandle);
+	EXPECT(cudaFree(h) == cudaErrorInvalidValue);
+	EXPECT(cudaFree(d) == cudaSuccess);
+	EXPECT(cudaFree(d) == cudaErrorInvalidValue);
+	EXPECT(cudaSetDevice(1) == cudaErrorInvalidDevice);
+	return 0;
+}
+
+/* Timing events and synchronous calls. */
+static int events(void)
+{
+	cudaEvent_t a, b, untimed;
+	float ms = -1;
+	void *d;
+	int v = 5, back = 0;
+
+	EXPECT(cudaEventCreate(&a) == cudaSuccess && cudaEventCreate(&b) == cudaSuccess);
+	EXPECT(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming) == cudaSuccess);
+	EXPECT(cudaEventQuery(a) == cudaSuccess); /* never recorded */
+	EXPECT(cudaEventElapsedTime(&ms, a, b) == cudaErrorInvalidResourceHandle);
+	EXPECT(cudaMalloc(&d, sizeof(v)) == cudaSuccess);
+	EXPECT(cudaEventRecord(a, NULL) == cudaSuccess);
+	EXPECT(cudaMemcpy(d, &v, sizeof(v), cudaMemcpyHostToDevice) == cudaSuccess);
+	EXPECT(cudaEventRecord(b, NULL) == cudaSuccess);
+	EXPECT(cudaEventRecord(untimed, NULL) == cudaSuccess);
+	EXPECT(cudaEventSynchronize(b) == cudaSuccess);
+	EXPECT(cudaEventElapsedTime(&ms, a, b) == cudaSuccess && ms >= 0);
+	EXPECT(cudaEventElapsedTime(&ms, a, untimed) == cudaErrorInvalidResourceHandle);
+	EXPECT(cudaMemcpy(&back, d, sizeof(v), cudaMemcpyDeviceToHost) == cudaSuccess && back == 5);
+	EXPECT(cudaDeviceSynchronize() == cudaSuccess);
+	return 0;
+}
+
+static int run_scenario(const char *name)
+{
+	if (!strcmp(name, "missing-wait"))
+		return two_streams(false, false);
+	if (!strcmp(name, "event-wait"))
+		return two_streams(true, false);
+	if (!strcmp(name, "legacy-stream"))
+		return two_streams(false, true);
+	if (!strcmp(name, "discarded-read-device"))
+		return discarded_read(false);
+	if (!strcmp(name, "discarded-read-host"))
+		return discarded_read(true);
+	if (!strcmp(name, "host-touch"))
+		return host_touch();
+	if (!strcmp(name, "card-overflow"))
+		return card_overflow();
+	if (!strcmp(name, "page-table"))
+		return page_table();
+	if (!strcmp(name, "misuse"))
+		return misuse();
+	if (!strcmp(name, "events"))
+		return events();
+	fprintf(stderr, "unknown scenario %s\n", name);
+	return 2;
+}
+
+/* Run a scenario in a fresh process: its exit status, its stderr in log. */
+static int spawn(const char *self, const char *name, const char *env, char *log, size_t cap)
+{
+	char path[] = "/tmp/cudamodel-test-XXXXXX";
+	int fd = mkstemp(path), status = -1;
+	pid_t pid;
+	ssize_t n;
+
+	if (fd < 0)
+		tap_bail("mkstemp failed");
+	unlink(path);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, 2);
+		if (env)
+			putenv((char *)env);
+		execl(self, self, name, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		tap_bail("cannot run a scenario");
+	n = pread(fd, log, cap - 1, 0);
+	log[n > 0 ? n : 0] = 0;
+	close(fd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void expect(const char *self, const char *name, const char *env, int code,
+		   const char *says, const char *what)
+{
+	static char log[1 << 16];
+	int got = spawn(self, name, env, log, sizeof(log));
+
+	if (!tap_ok(got == code && (!says || strstr(log, says)), "%s: %s", name, what))
+		tap_diag("  exit %d (wanted %d), stderr:\n%s", got, code, log);
+}
+
+int main(int argc, char **argv)
+{
+	char self[4096];
+	ssize_t n;
+
+	if (argc > 1)
+		return run_scenario(argv[1]);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		tap_bail("readlink /proc/self/exe failed");
+	self[n] = 0;
+	unsetenv("DAO_CUDAMODEL_MEM");
+	unsetenv("DAO_CUDAMODEL_MISUSE_OK");
+	expect(self, "missing-wait", NULL, MODEL_EXIT, "race on",
+	       "a read on one stream of what another writes, no event wait: a race, both sites");
+	expect(self, "event-wait", NULL, 0, NULL,
+	       "the same with cudaStreamWaitEvent: ordered, the bytes arrive");
+	expect(self, "legacy-stream", NULL, 0, NULL,
+	       "the legacy default stream waits for a blocking stream by itself");
+	expect(self, "discarded-read-device", NULL, MODEL_EXIT, "device read of discarded data",
+	       "a copy reading discarded bytes is stopped (the rewritten part is not)");
+	expect(self, "discarded-read-host", NULL, MODEL_EXIT, "host read of discarded data",
+	       "a host read of discarded bytes is stopped");
+	expect(self, "host-touch", NULL, MODEL_EXIT, "host read of device memory",
+	       "a host read of cudaMalloc'd memory is stopped");
+	expect(self, "card-overflow", "DAO_CUDAMODEL_MEM=64M", 0, NULL,
+	       "a 64 MiB card: cudaMalloc beyond it fails, managed pages beyond it are evicted");
+	expect(self, "page-table", NULL, 0, NULL,
+	       "prefetches, host and device faults and remote accesses are counted as advised");
+	expect(self, "misuse", "DAO_CUDAMODEL_MISUSE_OK=1", 0, NULL,
+	       "misuses get the runtime's errors");
+	expect(self, "misuse", NULL, MODEL_EXIT, "refused call(s): failing the process",
+	       "a process that made a refused call fails");
+	expect(self, "events", "DAO_CUDAMODEL_MISUSE_OK=1", 0, NULL,
+	       "events time and order synchronous copies; untimed or unrecorded ones refused");
+	tap_plan_done();
+	return tap_exit();
+}
