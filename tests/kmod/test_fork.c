@@ -149,7 +149,12 @@ static void expect_node_empty(struct __test_metadata *_metadata, long long acqui
 		  vmstat_get("nr_foll_pin_released") - released0);
 }
 
-TEST(fork_and_exit_while_pinning)
+FIXTURE(lifetime) {};
+FIXTURE_SETUP(lifetime) {}
+FIXTURE_TEARDOWN(lifetime) {}
+
+/* The harness's default of 30 s is shorter than a run on the debug kernel. */
+TEST_F_TIMEOUT(lifetime, fork_and_exit_while_pinning, 600)
 {
 	long long acquired0 = vmstat_get("nr_foll_pin_acquired");
 	long long released0 = vmstat_get("nr_foll_pin_released");
@@ -188,7 +193,7 @@ TEST(fork_and_exit_while_pinning)
  * A close that releases thousands of regions takes longer than an SRCU
  * grace period; the file must outlive the whole teardown.
  */
-TEST(close_releases_many_regions)
+TEST_F_TIMEOUT(lifetime, close_releases_many_regions, 600)
 {
 	long long acquired0 = vmstat_get("nr_foll_pin_acquired");
 	long long released0 = vmstat_get("nr_foll_pin_released");
