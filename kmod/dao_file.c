@@ -111,15 +111,22 @@ static int dao_release(struct inode *inode, struct file *file)
 	struct dao_file *f = file->private_data;
 	bool orphaned;
 
-	/* No release callback starts after this; one running is waited for below. */
-	mmu_notifier_put(&f->mn);
+	/*
+	 * A release callback that runs from here on finds f closed and does
+	 * nothing; one already running is waited for by the lock.
+	 */
 	mutex_lock(&f->teardown);
 	f->closed = true;
 	orphaned = f->orphaned;
 	dao_file_unpin_all(f);
 	mutex_unlock(&f->teardown);
 	dao_proc_put(f->proc, orphaned);
-	/* dao_mn_free() frees f after an SRCU grace period. */
+	/*
+	 * The last touch of f: dao_mn_free() frees it (and drops f->mm) one
+	 * SRCU grace period later, which nothing here would wait for, so the
+	 * put must come after the teardown, never before it.
+	 */
+	mmu_notifier_put(&f->mn);
 	return 0;
 }
 

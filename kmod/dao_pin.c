@@ -88,6 +88,37 @@ static bool dao_page_pinnable_for_write(struct page *page)
 	       folio_test_hugetlb(folio);
 }
 
+#ifndef DAO_HAVE_FOLL_PCI_P2PDMA
+/*
+ * FOLL_FORCE also lets GUP read what the process may not (PROT_NONE),
+ * as ptrace may; a pin must not. Checked after pinning: a range that was
+ * not readable at any time during the call is refused.
+ */
+static bool dao_range_readable(unsigned long start, unsigned long end)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	bool ok = true;
+
+	mmap_read_lock(mm);
+	while (start < end) {
+		vma = find_vma(mm, start);
+		if (!vma || vma->vm_start > start || !(vma->vm_flags & VM_READ)) {
+			ok = false;
+			break;
+		}
+		start = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ok;
+}
+#else
+static bool dao_range_readable(unsigned long start, unsigned long end)
+{
+	return true;
+}
+#endif
+
 static int dao_pin_pages(struct dao_region *r)
 {
 	unsigned int gup = FOLL_LONGTERM | (r->writable ? FOLL_WRITE : DAO_RO_PIN_GUP);
@@ -117,6 +148,9 @@ static int dao_pin_pages(struct dao_region *r)
 		}
 		cond_resched();
 	}
+	if (!ret && (gup & FOLL_FORCE) &&
+	    !dao_range_readable(r->addr, r->addr + (r->npages << PAGE_SHIFT)))
+		ret = -EFAULT;
 	if (ret)
 		unpin_user_pages(r->pages, done);
 	return ret;

@@ -112,6 +112,9 @@ $(KTEST_BIN)/vmexit: tests/vm/vmexit.c
 KCHECK_PROGS := $(KTESTS) $(KTEST_BIN)/vmexit $(if $(wildcard tests/kmod/libdao_job.c),$(KTEST_BIN)/libdao_job) \
                 $(KTEST_DAOCTL) $(KTEST_PUBJOB)
 KCHECK_TIMEOUT ?= 900
+# Distribution kernels have no KASAN: poisoning freed slab objects turns a
+# use after free (of a file, a region) into a crash or a report there too.
+KCHECK_VM_ARGS_kcheck := --append slub_debug=P
 
 # $(call kcheck_run,NAME,KERNEL_IMAGE,DAO_KO)
 define kcheck_run

@@ -2,7 +2,8 @@
 /*
  * test_fuzz.c - a randomized ioctl storm against /dev/dao: valid and
  * invalid structs of random sizes from racing threads, mappings that come
- * and go under them, children killed in the middle and exiting owners. Afterwards the node must hold nothing: no pins, no
+ * and go under them, forked children, workers killed in the middle and
+ * exiting owners. Afterwards the node must hold nothing: no pins, no
  * processes, FOLL_PIN counters balanced (the suite then checks a clean
  * rmmod and a console without a splat).
  *
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -214,6 +216,7 @@ static void worker_main(uint64_t seed, int seconds)
 	static struct worker w;
 	pthread_t th[THREADS + 1];
 	size_t len = SLOT_PAGES * page_size();
+	int status;
 
 	w.seed = seed | 1;
 	w.dev = dev_open();
@@ -227,6 +230,23 @@ static void worker_main(uint64_t seed, int seconds)
 	for (int i = 0; i < THREADS; i++)
 		pthread_create(&th[i], NULL, caller, &w);
 	pthread_create(&th[THREADS], NULL, remapper, &w);
+	/*
+	 * A forked child, made while the pinners run, may not use its
+	 * parent's file. It exits at once; if the worker is killed first,
+	 * the test (a subreaper) waits for it before counting.
+	 */
+	if (!(seed % 3)) {
+		pid_t kid = fork();
+
+		if (!kid) {
+			struct dao_ioc_stats st;
+
+			_exit(dev_stats(w.dev, &st) == -EACCES ? 0 : 4);
+		}
+		if (kid > 0 && (waitpid(kid, &status, 0) != kid || !WIFEXITED(status) ||
+				WEXITSTATUS(status)))
+			atomic_fetch_add(&w.bad, 1);
+	}
 	sleep(seconds);
 	atomic_store(&w.stop, 1);
 	for (int i = 0; i <= THREADS; i++)
@@ -260,6 +280,8 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 900)
 	fflush(stdout);
 	s = seed | 1;
 	ASSERT_EQ(0, limit_set_mb(64));
+	/* Workers' children orphaned by a kill come back to us. */
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
 	end = time(NULL) + seconds;
 	for (int i = 0; i < WORKERS; i++)
 		kids[i] = -1;
@@ -294,6 +316,11 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 900)
 			waitpid(kids[i], NULL, 0);
 		}
 	}
+	/* Every descendant is gone, and with it every reference to a file. */
+	while (waitpid(-1, &status, 0) > 0)
+		if (WIFEXITED(status) && WEXITSTATUS(status))
+			bad++;
+	EXPECT_EQ(ECHILD, errno);
 	printf("# %d workers, %d killed\n", spawned, killed);
 	EXPECT_EQ(0, bad);
 

@@ -31,6 +31,13 @@
 #include "child.h"
 #include "util.h"
 
+/*
+ * The VM is emulated (TCG) on a shared host: touching and pinning 256 MiB
+ * or forking a hundred processes may take longer than the harness's 30 s.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+
 /* ------------------------------------------------ defect 1: copy-out race */
 
 struct race {
