@@ -81,6 +81,23 @@ $(KTEST_BIN)/libdao_job: tests/kmod/libdao_job.c $(LIBDAO_NOCUDA_A) $(KTEST_BIN)
 	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(LIBDAO_NOCUDA_A) $(KTEST_LIBS) \
 		$(KTEST_LDFLAGS)
 
+# The cuda-explicit job of the VM suite: libdao with its CUDA backends and
+# the CUDA runtime model (tests/cudamodel/) linked in statically, since the
+# VM has no dynamic loader; the model stays inside this test binary.
+ifeq ($(HAVE_CUDA),1)
+KTEST_CUDAMODEL_OBJS := $(patsubst tests/cudamodel/%.c,$(KTEST_BIN)/cudamodel/%.o,$(CUDAMODEL_SRCS))
+$(KTEST_BIN)/cudamodel/%.o: tests/cudamodel/%.c tests/cudamodel/model.h tests/cudamodel/cudamodel.h
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,rel) $(CUDA_CFLAGS) -c -o $@ $<
+
+KTEST_CUDA_JOB := $(KTEST_BIN)/libdao_cuda_job
+$(KTEST_CUDA_JOB): tests/kmod/libdao_cuda_job.c $(LIBDAO_A) $(KTEST_CUDAMODEL_OBJS) \
+		$(KTEST_BIN)/util.o $(KSELFTEST_DIR)/kselftest_harness.h tests/cudamodel/cudamodel.h
+	@mkdir -p $(@D)
+	$(CC) $(KTEST_CFLAGS) $(CUDA_CFLAGS) -Itests -static -o $@ $< $(KTEST_BIN)/util.o \
+		$(LIBDAO_A) $(KTEST_CUDAMODEL_OBJS) $(KTEST_LIBS) $(KTEST_LDFLAGS)
+endif
+
 # daoctl with the module loaded (test_daoctl): static daoctl and dao-pubjob,
 # packed beside the tests, where PATH finds them.
 KTEST_DAOCTL := $(if $(DAOCTL_OBJS),$(KTEST_BIN)/daoctl)
@@ -110,6 +127,7 @@ $(KTEST_BIN)/vmexit: tests/vm/vmexit.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
 
 KCHECK_PROGS := $(KTESTS) $(KTEST_BIN)/vmexit $(if $(wildcard tests/kmod/libdao_job.c),$(KTEST_BIN)/libdao_job) \
+                $(KTEST_CUDA_JOB) \
                 $(KTEST_DAOCTL) $(KTEST_PUBJOB)
 KCHECK_TIMEOUT ?= 900
 # Distribution kernels have no KASAN: poisoning freed slab objects turns a

@@ -34,13 +34,17 @@ for t in /tests/test_*; do
 	[ $rc -eq 0 ] || status=1
 done
 
-if [ -x /tests/libdao_job ]; then
-	echo "DAO-KCHECK: run libdao_job"
-	/tests/libdao_job
+# libdao jobs with the module loaded (libdao_cuda_job: only where libdao
+# was built with CUDA).
+for t in /tests/libdao_job /tests/libdao_cuda_job; do
+	[ -x "$t" ] || continue
+	name=${t##*/}
+	echo "DAO-KCHECK: run $name"
+	"$t"
 	rc=$?
-	echo "DAO-KCHECK: libdao_job exit $rc"
+	echo "DAO-KCHECK: $name exit $rc"
 	[ $rc -eq 0 ] || status=1
-fi
+done
 
 if ! rmmod dao; then
 	echo "DAO-KCHECK: rmmod at the end failed"
