@@ -94,9 +94,13 @@ KTEST_CUDA_JOB := $(KTEST_BIN)/libdao_cuda_job
 $(KTEST_CUDA_JOB): tests/kmod/libdao_cuda_job.c $(LIBDAO_A) $(KTEST_CUDAMODEL_OBJS) \
 		$(KTEST_BIN)/util.o $(KSELFTEST_DIR)/kselftest_harness.h tests/cudamodel/cudamodel.h
 	@mkdir -p $(@D)
-	$(CC) $(KTEST_CFLAGS) $(CUDA_CFLAGS) -Itests -static -o $@ $< $(KTEST_BIN)/util.o \
+	$(CC) $(KTEST_CFLAGS) $(CUDA_CFLAGS) $(KTEST_GCOV) -Itests -static -o $@ $< $(KTEST_BIN)/util.o \
 		$(LIBDAO_A) $(KTEST_CUDAMODEL_OBJS) $(KTEST_LIBS) $(KTEST_LDFLAGS)
 endif
+# In a build with CFLAGS=--coverage (coverage-cuda-vm) the job writes
+# libdao's .gcda files in the VM, from every test child (which leaves by
+# _exit, so the job dumps them itself).
+KTEST_GCOV := $(if $(filter --coverage,$(CFLAGS)),--coverage -DDAO_KTEST_GCOV)
 
 # daoctl with the module loaded (test_daoctl): static daoctl and dao-pubjob,
 # packed beside the tests, where PATH finds them.
@@ -158,6 +162,25 @@ kcheck: $(KCHECK_PROGS)
 		then :; else fail="$$fail $$v"; fi; \
 	done; \
 	if [ -n "$$fail" ]; then echo "kcheck: FAIL on:$$fail"; exit 1; fi; echo "kcheck: PASS on $(KCHECK_KVERS)"
+
+# The cuda job alone in the VM on the first kernel, its .gcda files copied
+# out over the console (hex: nothing the console checks for can appear in
+# it) and merged into this build's (gcov-tool), for coverage-cuda-vm.
+KGCOV_DIR := $(BUILD)/kcheck-gcov
+.PHONY: kcheck-cuda-gcov
+kcheck-cuda-gcov: $(KTEST_CUDA_JOB) $(KTEST_BIN)/vmexit
+	@test -n "$(KTEST_CUDA_JOB)" || { echo "kcheck-cuda-gcov: libdao is built without CUDA"; exit 1; }
+	@test -n "$(KTEST_GCOV)" || { echo "kcheck-cuda-gcov: needs a build with CFLAGS=--coverage"; exit 1; }
+	v=$(firstword $(KCHECK_KVERS)); ko=$(BUILD)/kmod/$$v/dao.ko; \
+	$(MAKE) --no-print-directory $$ko && \
+	tests/vm/mkinitramfs.sh $(KGCOV_DIR)/initramfs.cpio $$ko $(KTEST_BIN)/vmexit $(KTEST_CUDA_JOB) && \
+	tests/vm/run-vm.sh --kernel /boot/vmlinuz-$$v --initrd $(KGCOV_DIR)/initramfs.cpio \
+		--log $(KGCOV_DIR)/console.log --timeout $(KCHECK_TIMEOUT) --append DAO_GCOV=/tmp/gcov
+	rm -rf $(KGCOV_DIR)/gcda && mkdir -p $(KGCOV_DIR)/gcda
+	sed -n '/^DAO-GCOV-BEGIN$$/,/^DAO-GCOV-END$$/p' $(KGCOV_DIR)/console.log | grep -v '^DAO-GCOV' | \
+		perl -ne 's/\s//g; print pack("H*", $$_)' | tar -xz -C $(KGCOV_DIR)/gcda
+	test -d $(KGCOV_DIR)/gcda$(abspath $(BUILD)/rel/obj)
+	gcov-tool merge -o $(BUILD)/rel/obj $(KGCOV_DIR)/gcda$(abspath $(BUILD)/rel/obj) $(BUILD)/rel/obj
 
 KDEBUG_TREE := $(BUILD)/kdebug/linux
 KDEBUG_KO := $(BUILD)/kmod/debug/dao.ko

@@ -162,6 +162,11 @@ static void job_close(struct __test_metadata *_metadata, struct job *j)
 	EXPECT_EQ(0, leaked);
 }
 
+#ifdef DAO_KTEST_GCOV
+/* libgcov's: write the .gcda files now (the test child leaves by _exit). */
+void __gcov_dump(void);
+#endif
+
 FIXTURE(cuda_job)
 {
 	struct nl_sock *sk;
@@ -182,6 +187,9 @@ FIXTURE_TEARDOWN(cuda_job)
 	EXPECT_EQ(0, limit_set_mb(self->limit0));
 	dnl_close(self->sk);
 	free(self->job);
+#ifdef DAO_KTEST_GCOV
+	__gcov_dump();
+#endif
 }
 
 /* Staging pinned through the module, registered with CUDA, released at close. */
