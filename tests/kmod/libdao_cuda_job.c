@@ -31,6 +31,9 @@
 #define HALF (BUF_BYTES / 2)
 #define ROUNDS 3
 #define STRIPE 4096
+/* Seconds per case: a few under TCG; the debug kernel (KASAN, lockdep)
+ * makes the model's page faults and mprotects many times slower. */
+#define CUDA_JOB_TIMEOUT 300
 /* One staging chunk of libdao's cuda-explicit backend (STAGE_MIN_CHUNK). */
 #define STAGE_CHUNK (16 * MiB)
 
@@ -193,7 +196,7 @@ FIXTURE_TEARDOWN(cuda_job)
 }
 
 /* Staging pinned through the module, registered with CUDA, released at close. */
-TEST_F(cuda_job, staging_pinned_through_module)
+TEST_F_TIMEOUT(cuda_job, staging_pinned_through_module, CUDA_JOB_TIMEOUT)
 {
 	struct node_state st0, st;
 	uint64_t by_me;
@@ -229,7 +232,7 @@ TEST_F(cuda_job, staging_pinned_through_module)
 
 /* A node limit below one staging chunk: the module refuses, libdao stages
  * in memory CUDA pins itself, and nothing stays pinned through the module. */
-TEST_F(cuda_job, module_refusal_falls_back_to_cuda_pinning)
+TEST_F_TIMEOUT(cuda_job, module_refusal_falls_back_to_cuda_pinning, CUDA_JOB_TIMEOUT)
 {
 	struct node_state st0, st;
 	dao_stats s;
@@ -251,7 +254,7 @@ TEST_F(cuda_job, module_refusal_falls_back_to_cuda_pinning)
 /* CUDA refuses to register what the module pinned (the model told to
  * refuse pinning): libdao unpins that chunk at once and stages in pageable
  * memory, with the same results. */
-TEST_F(cuda_job, register_refusal_unpins)
+TEST_F_TIMEOUT(cuda_job, register_refusal_unpins, CUDA_JOB_TIMEOUT)
 {
 	struct node_state st0, st;
 	dao_stats s;

@@ -39,8 +39,12 @@ void chol_report_text(FILE *f, const struct chol_report *r)
 		fprintf(f, " (padded to %" PRIu64 ")", p->npad);
 	fprintf(f, ": %" PRIu64 " x %" PRIu64 " tiles, %" PRIu64 " held, %.1f MiB\n", p->nt,
 		p->nt, chol_tile_count(p), mib(r->matrix_bytes));
-	fprintf(f, "backend %s, policy %s, lookahead %u\n\n", info->backend_name,
-		info->policy_name, info->lookahead);
+	if (r->budgeted.run->transfers_unknown)
+		fprintf(f, "backend %s: no libdao, the driver pages managed memory\n\n",
+			info->backend_name);
+	else
+		fprintf(f, "backend %s, policy %s, lookahead %u\n\n", info->backend_name,
+			info->policy_name, info->lookahead);
 	fprintf(f, "  %-22s%14s", "", "budgeted");
 	if (r->unlimited.run)
 		fprintf(f, "   %14s", "unlimited");

@@ -18,12 +18,13 @@
 # below any card's memory and the largest matrix is 4x the budget, so
 # managed memory never exceeds what the card has free; nothing about the
 # card is changed. The uvm rows hold all the card's free memory but the
-# budget (the ballast) for the length of each run: do not run them on a card
-# that others use at the same time.
+# budget (the ballast) for the length of each run: on a card that others use
+# at the same time, leave them out with DAO_BENCH_UVM=0.
 #
 # Environment: DAO_GPUBW, DAO_CHOLESKY, DAO_DAOSIM (the binaries), DAO_BENCH_BUDGET,
 # DAO_BENCH_TILE (default 2048), DAO_BENCH_RATIOS (default "1 2 4"),
-# DAO_BENCH_OUT (markdown copy of the table, default bench-gpu.md).
+# DAO_BENCH_OUT (markdown copy of the table, default bench-gpu.md),
+# DAO_BENCH_UVM (0: no plain-UVM rows).
 # Exit status 77 when no CUDA device is usable.
 set -u
 
@@ -34,6 +35,8 @@ budget=${DAO_BENCH_BUDGET:-1G}
 tile=${DAO_BENCH_TILE:-2048}
 ratios=${DAO_BENCH_RATIOS:-1 2 4}
 out=${DAO_BENCH_OUT:-bench-gpu.md}
+runs=("cuda-explicit dao" "cuda-managed dao" "cuda-explicit lru-baseline")
+[ "${DAO_BENCH_UVM:-1}" = 0 ] || runs+=("uvm driver")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -82,7 +85,7 @@ for ratio in $ratios; do
 		print $nt;' "$ratio" "$budget_bytes" "$tile_bytes")
 	n=$((nt * tile))
 	trace=$tmp/cholesky-$ratio.trace
-	for run in "cuda-explicit dao" "cuda-managed dao" "cuda-explicit lru-baseline" "uvm driver"; do
+	for run in "${runs[@]}"; do
 		set -- $run
 		backend=$1
 		name="$1 $2"
