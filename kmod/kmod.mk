@@ -81,6 +81,27 @@ $(KTEST_BIN)/libdao_job: tests/kmod/libdao_job.c $(LIBDAO_NOCUDA_A) $(KTEST_BIN)
 	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(LIBDAO_NOCUDA_A) $(KTEST_LIBS) \
 		$(KTEST_LDFLAGS)
 
+# The cuda-explicit job of the VM suite: libdao with its CUDA backends and
+# the CUDA runtime model (tests/cudamodel/) linked in statically, since the
+# VM has no dynamic loader; the model stays inside this test binary.
+ifeq ($(HAVE_CUDA),1)
+KTEST_CUDAMODEL_OBJS := $(patsubst tests/cudamodel/%.c,$(KTEST_BIN)/cudamodel/%.o,$(CUDAMODEL_SRCS))
+$(KTEST_BIN)/cudamodel/%.o: tests/cudamodel/%.c tests/cudamodel/model.h tests/cudamodel/cudamodel.h
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,rel) $(CUDA_CFLAGS) -c -o $@ $<
+
+KTEST_CUDA_JOB := $(KTEST_BIN)/libdao_cuda_job
+$(KTEST_CUDA_JOB): tests/kmod/libdao_cuda_job.c $(LIBDAO_A) $(KTEST_CUDAMODEL_OBJS) \
+		$(KTEST_BIN)/util.o $(KSELFTEST_DIR)/kselftest_harness.h tests/cudamodel/cudamodel.h
+	@mkdir -p $(@D)
+	$(CC) $(KTEST_CFLAGS) $(CUDA_CFLAGS) $(KTEST_GCOV) -Itests -static -o $@ $< $(KTEST_BIN)/util.o \
+		$(LIBDAO_A) $(KTEST_CUDAMODEL_OBJS) $(KTEST_LIBS) $(KTEST_LDFLAGS)
+endif
+# In a build with CFLAGS=--coverage (coverage-cuda-vm) the job writes
+# libdao's .gcda files in the VM, from every test child (which leaves by
+# _exit, so the job dumps them itself).
+KTEST_GCOV := $(if $(filter --coverage,$(CFLAGS)),--coverage -DDAO_KTEST_GCOV)
+
 # daoctl with the module loaded (test_daoctl): static daoctl and dao-pubjob,
 # packed beside the tests, where PATH finds them.
 KTEST_DAOCTL := $(if $(DAOCTL_OBJS),$(KTEST_BIN)/daoctl)
@@ -110,6 +131,7 @@ $(KTEST_BIN)/vmexit: tests/vm/vmexit.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
 
 KCHECK_PROGS := $(KTESTS) $(KTEST_BIN)/vmexit $(if $(wildcard tests/kmod/libdao_job.c),$(KTEST_BIN)/libdao_job) \
+                $(KTEST_CUDA_JOB) \
                 $(KTEST_DAOCTL) $(KTEST_PUBJOB)
 KCHECK_TIMEOUT ?= 900
 # Distribution kernels have no KASAN: poisoning freed slab objects turns a
@@ -140,6 +162,25 @@ kcheck: $(KCHECK_PROGS)
 		then :; else fail="$$fail $$v"; fi; \
 	done; \
 	if [ -n "$$fail" ]; then echo "kcheck: FAIL on:$$fail"; exit 1; fi; echo "kcheck: PASS on $(KCHECK_KVERS)"
+
+# The cuda job alone in the VM on the first kernel, its .gcda files copied
+# out over the console (hex: nothing the console checks for can appear in
+# it) and merged into this build's (gcov-tool), for coverage-cuda-vm.
+KGCOV_DIR := $(BUILD)/kcheck-gcov
+.PHONY: kcheck-cuda-gcov
+kcheck-cuda-gcov: $(KTEST_CUDA_JOB) $(KTEST_BIN)/vmexit
+	@test -n "$(KTEST_CUDA_JOB)" || { echo "kcheck-cuda-gcov: libdao is built without CUDA"; exit 1; }
+	@test -n "$(KTEST_GCOV)" || { echo "kcheck-cuda-gcov: needs a build with CFLAGS=--coverage"; exit 1; }
+	v=$(firstword $(KCHECK_KVERS)); ko=$(BUILD)/kmod/$$v/dao.ko; \
+	$(MAKE) --no-print-directory $$ko && \
+	tests/vm/mkinitramfs.sh $(KGCOV_DIR)/initramfs.cpio $$ko $(KTEST_BIN)/vmexit $(KTEST_CUDA_JOB) && \
+	tests/vm/run-vm.sh --kernel /boot/vmlinuz-$$v --initrd $(KGCOV_DIR)/initramfs.cpio \
+		--log $(KGCOV_DIR)/console.log --timeout $(KCHECK_TIMEOUT) --append DAO_GCOV=/tmp/gcov
+	rm -rf $(KGCOV_DIR)/gcda && mkdir -p $(KGCOV_DIR)/gcda
+	sed -n '/^DAO-GCOV-BEGIN$$/,/^DAO-GCOV-END$$/p' $(KGCOV_DIR)/console.log | grep -v '^DAO-GCOV' | \
+		perl -ne 's/\s//g; print pack("H*", $$_)' | tar -xz -C $(KGCOV_DIR)/gcda
+	test -d $(KGCOV_DIR)/gcda$(abspath $(BUILD)/rel/obj)
+	gcov-tool merge -o $(BUILD)/rel/obj $(KGCOV_DIR)/gcda$(abspath $(BUILD)/rel/obj) $(BUILD)/rel/obj
 
 KDEBUG_TREE := $(BUILD)/kdebug/linux
 KDEBUG_KO := $(BUILD)/kmod/debug/dao.ko

@@ -24,6 +24,7 @@ struct dao_cudamodel_counters {
 	uint64_t remote_accesses;     /* device read a host page over the bus (advised) */
 	uint64_t evictions;           /* pages the card's size pushed back to the host */
 	uint64_t misuses;             /* calls refused for bad arguments */
+	uint64_t host_registered_bytes; /* host bytes under cudaHostRegister, now */
 };
 
 typedef void (*dao_cudamodel_counters_fn)(struct dao_cudamodel_counters *out);

@@ -88,3 +88,13 @@ coverage-cuda:
 	rm -rf $(BUILD)/cov
 	$(MAKE) BUILD=$(BUILD)/cov CFLAGS=--coverage LDFLAGS=--coverage check-cudamodel-rel
 	gcovr -r . --filter 'libdao/src/backend/cuda/' $(BUILD)/cov/rel/obj/libdao/backend/cuda
+
+# The same, plus the cuda-explicit job of the VM suite (tests/kmod/
+# libdao_cuda_job.c), whose staging is pinned through dao.ko: the one path
+# (stage_module) that needs the module. Needs what kcheck needs.
+.PHONY: coverage-cuda-vm
+coverage-cuda-vm:
+	rm -rf $(BUILD)/cov
+	$(MAKE) BUILD=$(BUILD)/cov CFLAGS=--coverage LDFLAGS=--coverage check-cudamodel-rel
+	$(MAKE) BUILD=$(BUILD)/cov CFLAGS=--coverage LDFLAGS=--coverage kcheck-cuda-gcov
+	gcovr -r . --filter 'libdao/src/backend/cuda/' $(BUILD)/cov/rel/obj/libdao/backend/cuda

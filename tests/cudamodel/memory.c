@@ -260,6 +260,8 @@ static void unmap(struct cm_alloc *a)
 	*pp = a->next;
 	cm_check_forget(a->base, a->kind == CM_REGISTERED || a->kind == CM_HOSTALLOC ? a->size
 										       : a->span);
+	if (a->kind == CM_REGISTERED)
+		model.n.host_registered_bytes -= a->size;
 	if (a->kind == CM_DEVICE || a->kind == CM_MANAGED) {
 		munmap(a->base, a->span);
 		munmap(a->alias, a->span);
@@ -466,6 +468,7 @@ cudaError_t cudaHostRegister(void *p, size_t size, unsigned int flags)
 	a->base = p;
 	a->size = size;
 	link_alloc(a);
+	model.n.host_registered_bytes += size;
 	cm_unlock();
 	return cudaSuccess;
 }

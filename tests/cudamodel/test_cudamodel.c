@@ -179,15 +179,21 @@ static int misuse(void)
 {
 	struct cudaMemLocation bad = { cudaMemLocationTypeInvalid, 0 };
 	char *m = managed(2 * MIB), *h = malloc(1 << 20);
+	struct dao_cudamodel_counters c0, c;
 	cudaStream_t s;
 	cudaEvent_t ev;
 	void *d;
 
 	EXPECT(h && cudaMalloc(&d, MIB) == cudaSuccess);
 	EXPECT(cudaStreamCreate(&s) == cudaSuccess && cudaEventCreate(&ev) == cudaSuccess);
+	counters(&c0);
 	EXPECT(cudaHostRegister(h, 1 << 20, 0) == cudaSuccess);
 	EXPECT(cudaHostRegister(h + 4096, 4096, 0) == cudaErrorHostMemoryAlreadyRegistered);
+	counters(&c);
+	EXPECT(c.host_registered_bytes == c0.host_registered_bytes + (1 << 20));
 	EXPECT(cudaHostUnregister(h) == cudaSuccess);
+	counters(&c);
+	EXPECT(c.host_registered_bytes == c0.host_registered_bytes);
 	EXPECT(cudaHostUnregister(h) == cudaErrorHostMemoryNotRegistered);
 	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, bad, 0, s) == cudaErrorInvalidValue);
 	EXPECT(cudaMemAdvise(m, MIB, cudaMemAdviseSetAccessedBy, host_loc) == cudaErrorInvalidValue);

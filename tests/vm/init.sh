@@ -25,6 +25,7 @@ if ! insmod /lib/modules/dao.ko; then
 fi
 
 for t in /tests/test_*; do
+	[ -e "$t" ] || continue
 	name=${t##*/}
 	echo "DAO-KCHECK: run $name"
 	start=$(date +%s)
@@ -34,12 +35,24 @@ for t in /tests/test_*; do
 	[ $rc -eq 0 ] || status=1
 done
 
-if [ -x /tests/libdao_job ]; then
-	echo "DAO-KCHECK: run libdao_job"
-	/tests/libdao_job
+# libdao jobs with the module loaded (libdao_cuda_job: only where libdao
+# was built with CUDA). DAO_GCOV=DIR (coverage-cuda-vm): a coverage build
+# writes its .gcda files under DIR, printed in hex at the end.
+[ -n "${DAO_GCOV:-}" ] && export GCOV_PREFIX=$DAO_GCOV
+for t in /tests/libdao_job /tests/libdao_cuda_job; do
+	[ -x "$t" ] || continue
+	name=${t##*/}
+	echo "DAO-KCHECK: run $name"
+	"$t"
 	rc=$?
-	echo "DAO-KCHECK: libdao_job exit $rc"
+	echo "DAO-KCHECK: $name exit $rc"
 	[ $rc -eq 0 ] || status=1
+done
+
+if [ -n "${DAO_GCOV:-}" ]; then
+	echo "DAO-GCOV-BEGIN"
+	tar -C "$DAO_GCOV" -cz . | xxd -p
+	echo "DAO-GCOV-END"
 fi
 
 if ! rmmod dao; then

@@ -110,6 +110,30 @@ refuse unknown "unknown option" --n 64 --tile 32 --budget 1M --bogus
 refuse no-value "needs a value" --n 64 --tile 32 --budget
 refuse positional "unexpected" --n 64 --tile 32 --budget 1M extra
 refuse missing "required" --n 64 --tile 32
+# --backend uvm runs without libdao: no budget from libdao's environment,
+# none of its options, and the 64 KiB pages of managed memory round a tile.
+refuse uvm-no-budget "needs --budget" --n 64 --tile 32 --backend uvm
+refuse uvm-policy "no --policy" --n 64 --tile 32 --budget 1M --backend uvm --policy lru
+refuse uvm-lookahead "--lookahead" --n 64 --tile 32 --budget 1M --backend uvm --lookahead 4
+refuse uvm-small "64 KiB managed pages" --n 256 --tile 32 --budget $((3 * 65536 - 1)) --backend uvm
+env_run_uvm() {
+	DAO_DEVICE_BUDGET=1M "$bin" --n 64 --tile 32 --backend uvm >"$tmp/uvm-env.out" 2>"$tmp/uvm-env.err"
+	echo $? >"$tmp/uvm-env.rc"
+}
+env_run_uvm
+ok "$(test "$(rc_of uvm-env)" = 2 && grep -q 'needs --budget' "$tmp/uvm-env.err"; echo $?)" \
+	"refused with a reason: --backend uvm with DAO_DEVICE_BUDGET instead of --budget"
+
+# Without a usable CUDA device (this machine has no driver) --backend uvm
+# refuses with status 77 and says why; with one it runs, and says that the
+# driver did not report what it moved (null, never a made-up zero).
+run uvm --json --compare --n 128 --tile 32 --budget 1M --backend uvm
+ok "$( { test "$(rc_of uvm)" = 77 && test ! -s "$tmp/uvm.out" &&
+	grep -Eq 'no usable CUDA device|built without CUDA' "$tmp/uvm.err"; } ||
+	{ test "$(rc_of uvm)" = 0 && test "$(json "$tmp/uvm.out" \
+	'$j->{passed} && $j->{backend} eq "uvm" && !defined $j->{h2d_bytes} &&
+	 !defined $j->{d2h_bytes} && $j->{budget_bytes} == 1048576')" = 1; }; echo $?)" \
+	"--backend uvm: runs on a CUDA device, else exit status 77 with a reason"
 
 # The DAO_* environment counts unless a flag says otherwise (a batch system
 # sets it for every task): the tool's own defaults must not win over it.

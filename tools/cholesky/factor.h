@@ -7,6 +7,7 @@
 #ifndef CHOL_FACTOR_H
 #define CHOL_FACTOR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dao.h"
@@ -24,6 +25,9 @@ struct chol_run_result {
 	dao_stats stats; /* the whole job: loading A, factoring, reading L */
 	dao_info info;   /* what libdao chose (policy, lookahead, budget) */
 	uint64_t kernels;
+	/* --backend uvm: the driver does not say what it moved; stats are
+	 * zero and printed as unknown (null in JSON). */
+	bool transfers_unknown;
 	double *l; /* the factor, npad x npad, strict upper triangle zero */
 };
 

@@ -14,6 +14,7 @@
 #include "matrix.h"
 #include "options.h"
 #include "report.h"
+#include "uvm.h"
 
 /*
  * LAPACK's own test programs accept a Cholesky factor when
@@ -58,7 +59,9 @@ static int resolve_budget(const struct chol_options *o, const struct chol_proble
 			"%llu tiles of %llu bytes (%llu bytes%s, %.2f%% of the %llu-byte matrix)\n",
 			(unsigned long long)*budget, (unsigned long long)tiles,
 			(unsigned long long)chol_tile_bytes(p), (unsigned long long)need,
-			need != tiles * chol_tile_bytes(p) ? " in libdao's allocation granules" : "",
+			need == tiles * chol_tile_bytes(p) ? ""
+			: o->uvm			   ? " in 64 KiB managed pages"
+							   : " in libdao's allocation granules",
 			100.0 * (double)need / (double)matrix_bytes,
 			(unsigned long long)matrix_bytes);
 		return CHOL_EXIT_USAGE;
@@ -105,7 +108,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	ret = chol_factor(&p, &rc, &budgeted);
+	ret = o.uvm ? chol_uvm_factor(&p, rc.budget, &budgeted) : chol_factor(&p, &rc, &budgeted);
 	if (ret)
 		goto out;
 	rep.budgeted = (struct chol_outcome){ &budgeted,
@@ -116,7 +119,8 @@ int main(int argc, char **argv)
 		/* Room for every tile: nothing is ever evicted. */
 		rc.budget = chol_min_budget(&p, o.backend) / (p.nt < 3 ? p.nt : 3) *
 			    chol_tile_count(&p);
-		ret = chol_factor(&p, &rc, &unlimited);
+		/* Plain UVM unlimited: no ballast, the whole card. */
+		ret = o.uvm ? chol_uvm_factor(&p, 0, &unlimited) : chol_factor(&p, &rc, &unlimited);
 		if (ret)
 			goto out;
 		rep.unlimited = (struct chol_outcome){

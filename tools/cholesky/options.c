@@ -33,7 +33,11 @@ static void usage(FILE *f)
 		"  --json         print one JSON object instead of text\n"
 		"  --backend B    host | cuda-explicit | cuda-managed (default DAO_BACKEND,\n"
 		"                 else host); on CUDA\n"
-		"                 the tile kernels are cuSOLVER's and cuBLAS's\n"
+		"                 the tile kernels are cuSOLVER's and cuBLAS's;\n"
+		"                 or uvm: no libdao, the tiles in cudaMallocManaged memory\n"
+		"                 with no hints, the card shrunk to the budget by a\n"
+		"                 cudaMalloc ballast (needs a size or percentage --budget;\n"
+		"                 no --policy, --lookahead; bytes moved are not known)\n"
 		"  --policy P     dao | belady | lru | fifo (default: libdao's, DAO_POLICY)\n"
 		"  --lookahead W  kernels libdao may see ahead (default: libdao's)\n"
 		"  --seed S       seed of the random matrix (default 1)\n"
@@ -41,7 +45,8 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0 correct; 1 libdao or the system failed; 2 bad option, bad\n"
 		"DAO_* variable, or a budget too small for the tiles of one kernel; 3 residual\n"
-		"check failed or the budgeted and unlimited factors differ.\n");
+		"check failed or the budgeted and unlimited factors differ; 77 --backend uvm\n"
+		"without a usable CUDA device (or built without CUDA).\n");
 }
 
 /* Strict unsigned decimal: digits only, no sign, no overflow, within [lo, hi]. */
@@ -100,11 +105,19 @@ static int parse_budget(const char *text, struct chol_options *o)
 	return 0;
 }
 
-static int parse_backend(const char *text, dao_backend_kind *out)
+static int parse_backend(const char *text, struct chol_options *o)
 {
 	static const dao_backend_kind all[] = { DAO_BACKEND_HOST, DAO_BACKEND_CUDA_EXPLICIT,
 						DAO_BACKEND_CUDA_MANAGED };
+	dao_backend_kind *out = &o->backend;
 
+	o->uvm = strcmp(text, "uvm") == 0;
+	if (o->uvm) {
+		/* Tiles in managed memory: its 64 KiB pages round the budget
+		 * a kernel needs, as on cuda-managed. */
+		*out = DAO_BACKEND_CUDA_MANAGED;
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (strcmp(text, dao_backend_name(all[i])) == 0) {
 			*out = all[i];
@@ -113,7 +126,7 @@ static int parse_backend(const char *text, dao_backend_kind *out)
 	}
 	fprintf(stderr,
 		"dao-cholesky: --backend: unknown backend '%s' (host, cuda-explicit, "
-		"cuda-managed)\n",
+		"cuda-managed, uvm)\n",
 		text);
 	return -1;
 }
@@ -188,7 +201,7 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 			o->json = true;
 			break;
 		case O_BACKEND:
-			if (parse_backend(optarg, &o->backend))
+			if (parse_backend(optarg, o))
 				return CHOL_EXIT_USAGE;
 			break;
 		case O_POLICY:
@@ -229,6 +242,11 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 	if (optind < argc) {
 		fprintf(stderr, "dao-cholesky: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		return CHOL_EXIT_USAGE;
+	}
+	if (o->uvm && (!o->budget_given || o->policy != DAO_POLICY_DEFAULT || o->lookahead)) {
+		fprintf(stderr, "dao-cholesky: --backend uvm runs without libdao: it needs --budget "
+				"and takes no --policy or --lookahead\n");
 		return CHOL_EXIT_USAGE;
 	}
 	if (!o->n || !o->tile || (!o->budget_given && !(getenv("DAO_DEVICE_BUDGET") &&

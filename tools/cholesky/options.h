@@ -16,6 +16,7 @@ enum {
 	CHOL_EXIT_FAILED = 1, /* libdao or the system failed */
 	CHOL_EXIT_USAGE = 2,  /* bad option or DAO_* variable, budget too small */
 	CHOL_EXIT_WRONG = 3,  /* the residual check failed or the runs disagree */
+	CHOL_EXIT_NODEV = 77, /* --backend uvm: no usable CUDA device (as automake's SKIP) */
 };
 
 struct chol_options {
@@ -29,6 +30,7 @@ struct chol_options {
 	bool compare;
 	bool json;
 	dao_backend_kind backend; /* host (default), cuda-managed or cuda-explicit */
+	bool uvm; /* --backend uvm: plain managed memory, no libdao (uvm.h) */
 	dao_policy policy;  /* DAO_POLICY_DEFAULT: libdao's choice */
 	uint32_t lookahead; /* 0: libdao's choice */
 	uint64_t seed;

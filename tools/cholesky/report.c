@@ -39,8 +39,12 @@ void chol_report_text(FILE *f, const struct chol_report *r)
 		fprintf(f, " (padded to %" PRIu64 ")", p->npad);
 	fprintf(f, ": %" PRIu64 " x %" PRIu64 " tiles, %" PRIu64 " held, %.1f MiB\n", p->nt,
 		p->nt, chol_tile_count(p), mib(r->matrix_bytes));
-	fprintf(f, "backend %s, policy %s, lookahead %u\n\n", info->backend_name,
-		info->policy_name, info->lookahead);
+	if (r->budgeted.run->transfers_unknown)
+		fprintf(f, "backend %s: no libdao, the driver pages managed memory\n\n",
+			info->backend_name);
+	else
+		fprintf(f, "backend %s, policy %s, lookahead %u\n\n", info->backend_name,
+			info->policy_name, info->lookahead);
 	fprintf(f, "  %-22s%14s", "", "budgeted");
 	if (r->unlimited.run)
 		fprintf(f, "   %14s", "unlimited");
@@ -52,12 +56,17 @@ void chol_report_text(FILE *f, const struct chol_report *r)
 	ROW(f, r, "seconds", "%14.3f", o_->run->seconds);
 	ROW(f, r, "Gflop/s", "%14.2f", gflops(p, o_->run->seconds));
 	ROW(f, r, "kernels", "%14" PRIu64, o_->run->kernels);
-	ROW(f, r, "host-to-device (MiB)", "%14.3f", mib(o_->run->stats.h2d_bytes));
-	ROW(f, r, "device-to-host (MiB)", "%14.3f", mib(o_->run->stats.d2h_bytes));
-	ROW(f, r, "evictions", "%14" PRIu64, o_->run->stats.evictions);
-	ROW(f, r, "prefetches", "%14" PRIu64, o_->run->stats.prefetches);
-	ROW(f, r, "stalls", "%14" PRIu64, o_->run->stats.stalls);
-	ROW(f, r, "peak device (MiB)", "%14.3f", mib(o_->run->stats.peak_device_bytes));
+	if (r->budgeted.run->transfers_unknown) {
+		/* Plain UVM: what the driver moved is not reported to us. */
+		fprintf(f, "  %-22s%14s\n", "bytes moved", "unknown");
+	} else {
+		ROW(f, r, "host-to-device (MiB)", "%14.3f", mib(o_->run->stats.h2d_bytes));
+		ROW(f, r, "device-to-host (MiB)", "%14.3f", mib(o_->run->stats.d2h_bytes));
+		ROW(f, r, "evictions", "%14" PRIu64, o_->run->stats.evictions);
+		ROW(f, r, "prefetches", "%14" PRIu64, o_->run->stats.prefetches);
+		ROW(f, r, "stalls", "%14" PRIu64, o_->run->stats.stalls);
+		ROW(f, r, "peak device (MiB)", "%14.3f", mib(o_->run->stats.peak_device_bytes));
+	}
 	fputc('\n', f);
 	fprintf(f, "residual = ||A - L L^T||_F / ||A||_F, must be below 30 n eps = %.3e\n",
 		r->threshold);
@@ -76,13 +85,22 @@ static void json_run(FILE *f, const struct chol_problem *p, const struct chol_ou
 		fprintf(f, "\"residual\":%.17g,", o->residual);
 	else
 		fprintf(f, "\"residual\":null,");
+	fprintf(f, "\"seconds\":%.9g,\"gflops\":%.6g,\"kernels\":%" PRIu64, run->seconds,
+		gflops(p, run->seconds), run->kernels);
+	if (run->transfers_unknown) {
+		/* Plain UVM: the driver does not report what it moved. */
+		fprintf(f, ",\"h2d_bytes\":null,\"d2h_bytes\":null,\"evictions\":null,"
+			   "\"prefetches\":null,\"stalls\":null,\"stall_ns\":null,"
+			   "\"peak_device_bytes\":null,\"budget_bytes\":%" PRIu64
+			   ",\"policy\":\"%s\",\"lookahead\":null",
+			run->info.device_budget, run->info.policy_name);
+		return;
+	}
 	fprintf(f,
-		"\"seconds\":%.9g,\"gflops\":%.6g,\"kernels\":%" PRIu64
 		",\"h2d_bytes\":%" PRIu64 ",\"d2h_bytes\":%" PRIu64 ",\"evictions\":%" PRIu64
 		",\"prefetches\":%" PRIu64 ",\"stalls\":%" PRIu64 ",\"stall_ns\":%" PRIu64
 		",\"peak_device_bytes\":%" PRIu64 ",\"budget_bytes\":%" PRIu64
 		",\"policy\":\"%s\",\"lookahead\":%u",
-		run->seconds, gflops(p, run->seconds), run->kernels,
 		run->stats.h2d_bytes, run->stats.d2h_bytes, run->stats.evictions,
 		run->stats.prefetches, run->stats.stalls, run->stats.stall_ns,
 		run->stats.peak_device_bytes, run->info.device_budget, run->info.policy_name,

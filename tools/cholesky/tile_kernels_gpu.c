@@ -126,25 +126,39 @@ static int bind(struct chol_gpu *g, const dao_kernel_args *args)
 	       solver_failed(cusolverDnSetStream(g->solver, s), "cusolverDnSetStream");
 }
 
+/* dpotrf's workspace: the same for every tile, sized once. */
+static int size_work(struct chol_gpu *g, int t, double *a)
+{
+	int lwork = 0;
+
+	if (g->work)
+		return 0;
+	if (solver_failed(cusolverDnDpotrf_bufferSize(g->solver, CUBLAS_FILL_MODE_LOWER, t, a, t,
+						       &lwork),
+			  "cusolverDnDpotrf_bufferSize") ||
+	    cuda_failed(cudaMalloc((void **)&g->work,
+				   (size_t)(lwork > 0 ? lwork : 1) * sizeof(double)),
+			"cudaMalloc"))
+		return 1;
+	g->lwork = lwork;
+	return 0;
+}
+
+int chol_gpu_prepare(struct chol_gpu *g, void *stream, int tile, double *a)
+{
+	dao_kernel_args args = { .stream = stream };
+
+	return bind(g, &args) || size_work(g, tile, a) ? -1 : 0;
+}
+
 int chol_gpu_potrf(const dao_kernel_args *args)
 {
 	const struct chol_potrf_arg *a = args->user;
 	struct chol_gpu *g = gpu_of(args);
-	int t = tile_of(args), lwork = 0;
+	int t = tile_of(args);
 
-	if (bind(g, args))
+	if (bind(g, args) || size_work(g, t, args->ptrs[0]))
 		return 1;
-	if (!g->work) {
-		/* The same for every tile: sized once. */
-		if (solver_failed(cusolverDnDpotrf_bufferSize(g->solver, CUBLAS_FILL_MODE_LOWER, t,
-							       args->ptrs[0], t, &lwork),
-				  "cusolverDnDpotrf_bufferSize") ||
-		    cuda_failed(cudaMalloc((void **)&g->work,
-					   (size_t)(lwork > 0 ? lwork : 1) * sizeof(double)),
-				"cudaMalloc"))
-			return 1;
-		g->lwork = lwork;
-	}
 	return solver_failed(cusolverDnDpotrf(g->solver, CUBLAS_FILL_MODE_LOWER, t, args->ptrs[0],
 					      t, g->work, g->lwork, g->info + a->k),
 			     "cusolverDnDpotrf");

@@ -25,6 +25,11 @@ void chol_gpu_destroy(struct chol_gpu *g);
  * matrix not positive definite, -1 when the words cannot be read. */
 int chol_gpu_failed(struct chol_gpu *g);
 
+/* Make the cuBLAS and cuSOLVER handles on stream and dpotrf's workspace
+ * for tiles of order tile (a: any such tile on the device or managed) now
+ * rather than in the first kernel; -1 with the reason on stderr. */
+int chol_gpu_prepare(struct chol_gpu *g, void *stream, int tile, double *a);
+
 /* The kernels; args->user as for the host kernels. */
 int chol_gpu_potrf(const dao_kernel_args *args);
 int chol_gpu_trsm(const dao_kernel_args *args);

@@ -1,7 +1,8 @@
 # tools/gpubench/gpubench.mk - `make bench-gpu` (issue 6), for a session
 # with a lent GPU: dao-gpubw measures pinned copy bandwidth, bench-gpu.sh
 # runs dao-cholesky at 1x, 2x and 4x its device budget on both CUDA
-# backends and a baseline, and prints the table to record in
+# backends, a baseline and plain UVM, with daosim's modeled time of each
+# libdao run beside it, and prints the table to record in
 # Documentation/cuda.md (also written to $(BUILD)/bench-gpu.md).
 
 .PHONY: bench-gpu
@@ -15,8 +16,8 @@ $(GPUBW_BIN): tools/gpubench/gpubw.c
 
 all: $(GPUBW_BIN)
 
-bench-gpu: $(GPUBW_BIN) $(CHOL_BIN)
-	DAO_GPUBW=$(GPUBW_BIN) DAO_CHOLESKY=$(CHOL_BIN) DAO_BENCH_OUT=$(BUILD)/bench-gpu.md \
+bench-gpu: $(GPUBW_BIN) $(CHOL_BIN) $(DAOSIM_BIN)
+	DAO_GPUBW=$(GPUBW_BIN) DAO_CHOLESKY=$(CHOL_BIN) DAO_DAOSIM=$(DAOSIM_BIN) DAO_BENCH_OUT=$(BUILD)/bench-gpu.md \
 		bash tools/gpubench/bench-gpu.sh || { rc=$$?; test $$rc = 77 && \
 		echo "bench-gpu: SKIP: no usable CUDA device"; test $$rc = 77; }
 else
