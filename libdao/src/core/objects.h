@@ -264,8 +264,10 @@ struct ctx {
 	uint64_t live_handles;
 	uint64_t queued;
 	uint32_t window_waiters; /* launches sleeping until its queue drains */
-	uint32_t active; /* API calls in flight (registry mutex) */
-	bool closing;
+	/* API calls in flight, plus CTX_CLOSING once dao_close began: one
+	 * atomic word, so a call leaves without the registry mutex
+	 * (core/registry.c). */
+	uint32_t calls;
 	dao_status failure; /* first kernel failure */
 	dao_log_level log_level; /* what libdao logs for this context */
 	char job_name[64];

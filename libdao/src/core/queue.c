@@ -159,7 +159,8 @@ void queue_wait_window(struct device *d, struct ctx *c)
  */
 void queue_op_finished(struct device *d, struct ctx *c, bool blocking)
 {
-	int me = sched_getcpu();
+	/* The executor holds dev->mu: the holder's CPU is its own. */
+	int me = __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED);
 
 	/* Relaxed: spinning waiters (wait_done) only need to see it change. */
 	__atomic_store_n(&d->q.finished, d->q.finished + 1, __ATOMIC_RELAXED);

@@ -207,6 +207,18 @@ struct reg_slot {
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER;
+
+/* ctx->calls: the count of calls in flight in the low bits, this bit once
+ * close began. Entering and closing change it under reg_mu; leaving
+ * subtracts without it, and wakes the closer only when it leaves last
+ * after the close began (it never touches the context after that, since
+ * the closer may free it at once). */
+#define CTX_CLOSING (1u << 31)
+
+static bool ctx_closing(const struct ctx *c)
+{
+	return __atomic_load_n(&c->calls, __ATOMIC_SEQ_CST) & CTX_CLOSING;
+}
 static struct reg_slot *reg;
 static uint32_t nreg;
 
@@ -219,7 +231,7 @@ static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
 
 	pthread_mutex_lock(&reg_mu);
 	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
-	    c->closing) {
+	    ctx_closing(c)) {
 		pthread_mutex_unlock(&reg_mu);
 		return DAO_ERR_CLOSED;
 	}
@@ -229,7 +241,7 @@ static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
 			   "called from inside a kernel function on the device that runs it");
 		return DAO_ERR_REENTRANT;
 	}
-	c->active++;
+	__atomic_fetch_add(&c->calls, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&reg_mu);
 	dao_log_scope_push(c->log_level);
 	dev_lock(c->dev);
@@ -255,10 +267,13 @@ void ctx_leave(struct ctx *c)
 {
 	dev_unlock(c->dev);
 	dao_log_scope_pop();
-	pthread_mutex_lock(&reg_mu);
-	if (--c->active == 0)
+	if (__atomic_sub_fetch(&c->calls, 1, __ATOMIC_SEQ_CST) == CTX_CLOSING) {
+		/* The closer waits under reg_mu: taking it here means the
+		 * broadcast reaches it. */
+		pthread_mutex_lock(&reg_mu);
 		pthread_cond_broadcast(&reg_cv);
-	pthread_mutex_unlock(&reg_mu);
+		pthread_mutex_unlock(&reg_mu);
+	}
 }
 
 dao_status registry_insert(struct ctx *c)
@@ -306,7 +321,7 @@ dao_status registry_close(dao_ctx h, struct ctx **out)
 
 	pthread_mutex_lock(&reg_mu);
 	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
-	    c->closing) {
+	    ctx_closing(c)) {
 		pthread_mutex_unlock(&reg_mu);
 		return DAO_ERR_CLOSED;
 	}
@@ -317,8 +332,8 @@ dao_status registry_close(dao_ctx h, struct ctx **out)
 			   "dao_close called from inside a kernel function on the device that runs it");
 		return DAO_ERR_REENTRANT;
 	}
-	c->closing = true;
-	while (c->active)
+	__atomic_fetch_or(&c->calls, CTX_CLOSING, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&c->calls, __ATOMIC_SEQ_CST) != CTX_CLOSING)
 		pthread_cond_wait(&reg_cv, &reg_mu);
 	reg[idx - 1].c = NULL;
 	/* Only now: until its calls drained, the tag still named this context. */
