@@ -9,8 +9,9 @@
  * finds the lock taken spins while the holder runs on another CPU (it will
  * leave soon), a bounded number of times, and sleeps only when the holder
  * is on its own CPU (spinning would only delay the holder) or the bound
- * runs out. The holder's CPU is a hint written after each acquisition; a
- * stale hint costs at most one bounded spin.
+ * runs out. The holder's CPU is a hint written after each acquisition and
+ * cleared before each release; a wrong hint costs at most one bounded spin
+ * or one sleep.
  */
 #ifndef DAO_CORE_LOCK_H
 #define DAO_CORE_LOCK_H
@@ -53,14 +54,18 @@ static inline void dev_lock(struct device *d)
 	dev_lock_mark(d);
 }
 
+/* The hint is -1 while the lock is free or being taken, so a waiter never
+ * mistakes a new holder for itself, the last one. */
 static inline void dev_unlock(struct device *d)
 {
+	__atomic_store_n(&d->mu_cpu, -1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&d->mu);
 }
 
 /* pthread_cond_wait on one of d's condition variables. */
 static inline void dev_cond_wait(struct device *d, pthread_cond_t *cv)
 {
+	__atomic_store_n(&d->mu_cpu, -1, __ATOMIC_RELAXED);
 	pthread_cond_wait(cv, &d->mu);
 	dev_lock_mark(d);
 }

@@ -110,7 +110,7 @@ void wait_done(struct device *d)
 	int exec = __atomic_load_n(&d->q.exec_cpu, __ATOMIC_RELAXED);
 	int me = sched_getcpu();
 
-	if (d->q.queued && !d->exec_waiting && exec >= 0 && me >= 0 && exec != me) {
+	if (d->q.queued && exec >= 0 && me >= 0 && exec != me) {
 		dev_unlock(d);
 		dev_spin_until_changed(&d->q.finished, seen);
 		dev_lock(d);
