@@ -6,7 +6,8 @@
 
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRCS))
-TSAN_TESTS ?= test_executor test_threads test_publish test_api_reentrant test_log_level
+TSAN_TESTS ?= test_executor test_threads test_publish test_api_reentrant test_log_level \
+	test_placement
 
 define unit_variant
 $(BUILD)/$(1)/tests/%: tests/unit/%.c $(BUILD)/$(1)/lib/libdao-sim.a $(BUILD)/$(1)/lib/libdao.a tests/tap.h

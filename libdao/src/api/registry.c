@@ -14,6 +14,7 @@
 #include "backend/backends.h"
 #include "base/log.h"
 #include "core/device.h"
+#include "core/lock.h"
 #include "core/queue.h"
 #include "core/record.h"
 #include "core/registry.h"
@@ -251,13 +252,13 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	dao_log_scope_push(c->log_level);
 
 	d = c->dev;
-	pthread_mutex_lock(&d->mu);
+	dev_lock(d);
 	n = release_all(c);
 	sync_op.ctx = c;
 	queue_push(d, &sync_op);
 	op_wait(d, &sync_op);
 	st = c->failure;
-	pthread_mutex_unlock(&d->mu);
+	dev_unlock(d);
 	if (n)
 		dao_warn("context closed with %llu unreleased handle%s",
 			 (unsigned long long)n, n == 1 ? "" : "s");
@@ -275,7 +276,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	registry_unlock();
 	device_destroy(d);
 	dao_log_scope_pop();
-	free(c->slots);
+	slot_table_free(c);
 	free(c);
 	return st;
 }

@@ -13,6 +13,7 @@
 #include "core/executor.h"
 #include "core/publish.h"
 #include "core/queue.h"
+#include "core/record.h"
 #include "core/summary.h"
 #include "core/victim.h"
 #include "policy/policy.h"
@@ -30,6 +31,7 @@ void device_destroy(struct device *d)
 		dao_warn("writing the trace failed");
 	free(d->trace_path);
 	victim_destroy(d);
+	rec_cache_destroy(d);
 	arena_destroy(&d->res.arena);
 	if (d->be)
 		d->be->ops->destroy(d->be);
@@ -59,6 +61,9 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		pthread_mutex_init(&d->mu, &ma);
 		pthread_mutexattr_destroy(&ma);
 	}
+	d->mu_cpu = -1;
+	d->q.push_cpu = -1;
+	d->q.exec_cpu = -1;
 	pthread_cond_init(&d->work_cv, NULL);
 	pthread_cond_init(&d->done_cv, NULL);
 	d->be = be;

@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/executor.h"
+#include "core/lock.h"
 #include "core/publish.h"
 #include "core/queue.h"
 #include "core/residency.h"
@@ -70,10 +71,10 @@ static void run_kernel(struct device *d, struct op *op)
 	};
 	for (uint32_t i = 0; i < op->nopnd; i++)
 		kr.operand_bytes += op->opnd[i].rec->size;
-	pthread_mutex_unlock(&d->mu);
+	dev_unlock(d);
 	st = d->be->ops->kernel(d->be, &kr, &after, &kseq);
 	stall = d->be->ops->last_stall_ns(d->be);
-	pthread_mutex_lock(&d->mu);
+	dev_lock(d);
 	if (stall) {
 		d->stats.stalls++;
 		d->stats.stall_ns += stall;
@@ -123,25 +124,34 @@ static void process(struct device *d, struct op *op)
 }
 
 /*
- * Before sleeping on an empty queue, look for new work a bounded number of
- * times, yielding the CPU in between (a job thread on the same CPU runs
- * then): a job that launches back to back then never has to wake the
- * executor across CPUs, which costs microseconds per kernel. Called and
- * returns with dev->mu held; the caller looks at the queue again.
+ * Before sleeping on an empty queue, look for new work for a while: a job
+ * that launches back to back then never has to wake the executor, which
+ * costs microseconds per kernel across CPUs. When the job last pushed from
+ * another CPU, watch the queue without leaving the CPU for up to
+ * DEV_SPIN_NS (a system call per look would cost more than the launch it
+ * waits for); when it pushed from this CPU, it runs only if this thread
+ * yields, so look POLL_ROUNDS times, yielding in between. Called and returns
+ * with dev->mu held; the caller looks at the queue again.
  */
 #define POLL_ROUNDS 64
 
 static void poll_for_work(struct device *d)
 {
 	uint64_t seen = d->q.pushed;
+	int me = sched_getcpu();
+	bool elsewhere = me >= 0 && d->q.push_cpu >= 0 && d->q.push_cpu != me;
 
-	pthread_mutex_unlock(&d->mu);
-	for (unsigned i = 0; i < POLL_ROUNDS; i++) {
-		sched_yield();
-		if (__atomic_load_n(&d->q.pushed, __ATOMIC_RELAXED) != seen)
-			break;
+	dev_unlock(d);
+	if (elsewhere) {
+		dev_spin_until_changed(&d->q.pushed, seen);
+	} else {
+		for (unsigned i = 0; i < POLL_ROUNDS; i++) {
+			sched_yield();
+			if (__atomic_load_n(&d->q.pushed, __ATOMIC_RELAXED) != seen)
+				break;
+		}
 	}
-	pthread_mutex_lock(&d->mu);
+	dev_lock(d);
 }
 
 static void *executor_main(void *arg)
@@ -149,7 +159,7 @@ static void *executor_main(void *arg)
 	struct device *d = arg;
 
 	queue_consumer_set(d);
-	pthread_mutex_lock(&d->mu);
+	dev_lock(d);
 	for (;;) {
 		struct op *op;
 		struct ctx *c;
@@ -164,7 +174,7 @@ static void *executor_main(void *arg)
 				continue;
 			}
 			d->exec_waiting = true;
-			pthread_cond_wait(&d->work_cv, &d->mu);
+			dev_cond_wait(d, &d->work_cv);
 			d->exec_waiting = false;
 			polled = false;
 		}
@@ -205,7 +215,7 @@ out: {
 	res_wait(d, &all);
 	dao_log_scope_pop();
 }
-	pthread_mutex_unlock(&d->mu);
+	dev_unlock(d);
 	return NULL;
 }
 
@@ -221,10 +231,10 @@ void executor_stop(struct device *d)
 {
 	if (!d->thread_started)
 		return;
-	pthread_mutex_lock(&d->mu);
+	dev_lock(d);
 	d->stop = true;
 	pthread_cond_signal(&d->work_cv);
-	pthread_mutex_unlock(&d->mu);
+	dev_unlock(d);
 	pthread_join(d->thread, NULL);
 	d->thread_started = false;
 }

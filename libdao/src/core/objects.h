@@ -150,6 +150,18 @@ struct victim_heap {
 	uint32_t cap;
 };
 
+/* Records are carved from chunks the device keeps until it is destroyed,
+ * and a destroyed record waits on a free list for the next create
+ * (record.c): no malloc per buffer, and pages touched once. */
+struct rec_cache {
+	struct rec *free; /* linked through all_next */
+	void **chunks;
+	uint32_t nchunks, cap;
+	char *cur;        /* unused part of the newest chunk */
+	size_t left;      /* its bytes */
+	size_t next_size; /* bytes of the next chunk */
+};
+
 /* The device's queue of ops (queue.c pushes, executor.c pops). */
 struct dev_queue {
 	struct op *head, *tail;
@@ -161,6 +173,11 @@ struct dev_queue {
 	bool executing;       /* between popping an op and finishing it */
 	/* Ops pushed so far; read without dev->mu by the executor's poll. */
 	uint64_t pushed;
+	int push_cpu; /* CPU of the last push: how the executor waits for the next (executor.c) */
+	/* Ops finished so far, and the executor's CPU when it finished the
+	 * last: read without dev->mu by waiters that spin (queue.c). */
+	uint64_t finished;
+	int exec_cpu;
 	/* Finished small ops kept for reuse (queue.c): no malloc per launch. */
 	struct op *free_ops;
 	uint32_t nfree;
@@ -188,6 +205,7 @@ struct dev_residency {
  */
 struct device {
 	pthread_mutex_t mu;
+	int mu_cpu; /* CPU of dev->mu's last holder, a hint for spinning (lock.h) */
 	pthread_cond_t work_cv; /* executor: work arrived */
 	pthread_cond_t done_cv; /* submitters: op done, queue space */
 	pthread_t thread;
@@ -220,6 +238,7 @@ struct device {
 	struct dao_pin *pin;
 	struct dao_publisher *pub;
 	struct rec *all_recs; /* list of live records (rec->all_next) */
+	struct rec_cache recs; /* where records come from (record.c) */
 	char job_name[64];
 	uint64_t slurm_job_id;      /* SLURM_JOB_ID when run under Slurm, else 0 */
 	uint64_t peak_pinned_bytes; /* most host bytes pinned at once */
@@ -245,8 +264,10 @@ struct ctx {
 	uint64_t live_handles;
 	uint64_t queued;
 	uint32_t window_waiters; /* launches sleeping until its queue drains */
-	uint32_t active; /* API calls in flight (registry mutex) */
-	bool closing;
+	/* API calls in flight, plus CTX_CLOSING once dao_close began: one
+	 * atomic word, so a call leaves without the registry mutex
+	 * (core/registry.c). */
+	uint32_t calls;
 	dao_status failure; /* first kernel failure */
 	dao_log_level log_level; /* what libdao logs for this context */
 	char job_name[64];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lock.h"
 #include "core/queue.h"
 
 /* Ops up to this size (a kernel of up to 8 distinct operands with a name
@@ -89,6 +90,7 @@ void queue_push(struct device *d, struct op *op)
 		d->q.flush++;
 	/* Relaxed: the executor's poll only needs to see it change. */
 	__atomic_store_n(&d->q.pushed, d->q.pushed + 1, __ATOMIC_RELAXED);
+	d->q.push_cpu = __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED);
 	if (!d->res.pf_op) {
 		d->res.pf_op = op;
 		d->res.pf_idx = 0;
@@ -97,10 +99,26 @@ void queue_push(struct device *d, struct op *op)
 		pthread_cond_signal(&d->work_cv);
 }
 
+/* Every caller waits for an op to finish and looks again after this
+ * returns, so returning after any op finished is enough. A waiter whose
+ * ops run on another CPU watches the count of finished ops for a while
+ * before it sleeps: ops take a microsecond or less, and being woken across
+ * CPUs costs several. */
 void wait_done(struct device *d)
 {
+	uint64_t seen = d->q.finished;
+	int exec = __atomic_load_n(&d->q.exec_cpu, __ATOMIC_RELAXED);
+	int me = sched_getcpu();
+
+	if (d->q.queued && exec >= 0 && me >= 0 && exec != me) {
+		dev_unlock(d);
+		dev_spin_until_changed(&d->q.finished, seen);
+		dev_lock(d);
+		if (d->q.finished != seen)
+			return;
+	}
 	d->done_waiters++;
-	pthread_cond_wait(&d->done_cv, &d->mu);
+	dev_cond_wait(d, &d->done_cv);
 	d->done_waiters--;
 }
 
@@ -141,6 +159,13 @@ void queue_wait_window(struct device *d, struct ctx *c)
  */
 void queue_op_finished(struct device *d, struct ctx *c, bool blocking)
 {
+	/* The executor holds dev->mu: the holder's CPU is its own. */
+	int me = __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED);
+
+	/* Relaxed: spinning waiters (wait_done) only need to see it change. */
+	__atomic_store_n(&d->q.finished, d->q.finished + 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&d->q.exec_cpu, __ATOMIC_RELAXED) != me)
+		__atomic_store_n(&d->q.exec_cpu, me, __ATOMIC_RELAXED);
 	if (!d->done_waiters)
 		return;
 	if (blocking || d->done_waiters > d->window_waiters ||

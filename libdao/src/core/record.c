@@ -6,6 +6,8 @@
  * executor through residency.c, the job's thread here.
  */
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "base/log.h"
 #include "core/queue.h"
@@ -13,9 +15,91 @@
 #include "core/victim.h"
 #include "trace/trace_writer.h"
 
+/* Chunks start small (a job with a few buffers keeps a few KiB) and
+ * double up to a huge page, which the kernel may then back with one page:
+ * a million records fault in about 150 pages instead of 75,000. */
+#define CHUNK_FIRST (16u << 10)
+#define CHUNK_MAX (2u << 20)
+
+#ifdef __SANITIZE_ADDRESS__
+/* Under AddressSanitizer every record is its own allocation, so a use of a
+ * destroyed record is still caught. */
+static struct rec *rec_alloc(struct device *d)
+{
+	(void)d;
+	return calloc(1, sizeof(struct rec));
+}
+
+static void rec_free(struct device *d, struct rec *r)
+{
+	(void)d;
+	free(r);
+}
+#else
+static bool chunk_add(struct rec_cache *rc)
+{
+	size_t size = rc->next_size ? rc->next_size : CHUNK_FIRST;
+	void *p;
+
+	if (rc->nchunks == rc->cap) {
+		uint32_t cap = rc->cap ? rc->cap * 2 : 16;
+		void **v = realloc(rc->chunks, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		rc->chunks = v;
+		rc->cap = cap;
+	}
+	p = size == CHUNK_MAX ? aligned_alloc(CHUNK_MAX, size) : malloc(size);
+	if (!p)
+		return false;
+	if (size == CHUNK_MAX)
+		madvise(p, size, MADV_HUGEPAGE); /* advice: fine if refused */
+	rc->chunks[rc->nchunks++] = p;
+	rc->cur = p;
+	rc->left = size;
+	rc->next_size = size < CHUNK_MAX ? size * 2 : CHUNK_MAX;
+	return true;
+}
+
+static struct rec *rec_alloc(struct device *d)
+{
+	struct rec_cache *rc = &d->recs;
+	struct rec *r = rc->free;
+
+	if (r) {
+		rc->free = r->all_next;
+	} else {
+		if (rc->left < sizeof(*r) && !chunk_add(rc))
+			return NULL;
+		r = (struct rec *)(void *)rc->cur;
+		rc->cur += sizeof(*r);
+		rc->left -= sizeof(*r);
+	}
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static void rec_free(struct device *d, struct rec *r)
+{
+	r->all_next = d->recs.free;
+	d->recs.free = r;
+}
+#endif
+
+void rec_cache_destroy(struct device *d)
+{
+	struct rec_cache *rc = &d->recs;
+
+	for (uint32_t i = 0; i < rc->nchunks; i++)
+		free(rc->chunks[i]);
+	free(rc->chunks);
+	*rc = (struct rec_cache){ 0 };
+}
+
 dao_status rec_create(struct device *d, struct ctx *c, uint64_t bytes, struct rec **out)
 {
-	struct rec *r = calloc(1, sizeof(*r));
+	struct rec *r = rec_alloc(d);
 
 	if (!r)
 		return DAO_ERR_NOMEM;
@@ -47,7 +131,7 @@ void rec_destroy(struct device *d, struct rec *r)
 	if (r->all_next)
 		r->all_next->all_prev = r->all_prev;
 	d->stats.live_buffers--;
-	free(r);
+	rec_free(d, r);
 }
 
 void rec_unref(struct device *d, struct rec *r)

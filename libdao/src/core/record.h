@@ -14,6 +14,8 @@ dao_status rec_create(struct device *d, struct ctx *c, uint64_t bytes, struct re
 /* One handle fewer; the last one queues the record's free. */
 void rec_unref(struct device *d, struct rec *r);
 void rec_destroy(struct device *d, struct rec *r);
+/* Frees the memory of every record the device had: at its destruction. */
+void rec_cache_destroy(struct device *d);
 /* Its 'b' line in the trace, once. */
 void trace_buffer_once(struct device *d, struct rec *r);
 

@@ -16,9 +16,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/log.h"
 #include "core/queue.h"
+#include "core/lock.h"
 #include "core/registry.h"
 
 #define SLOT_BITS 24
@@ -90,22 +92,77 @@ dao_status slot_lookup(struct ctx *c, dao_buf b, struct slot **out)
 	return DAO_OK;
 }
 
+/*
+ * The slot table grows by doubling. Outside AddressSanitizer it is its own
+ * mapping, grown with mremap: the slots already there are neither copied
+ * nor touched again, and the kernel may back large tables with huge pages,
+ * one fault per 2 MiB instead of per 4 KiB (advice; fine if refused).
+ * Under AddressSanitizer it stays a heap block, which ASan watches.
+ */
+#ifdef __SANITIZE_ADDRESS__
+static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
+{
+	(void)old_bytes;
+	return realloc(old, bytes);
+}
+
+void slot_table_free(struct ctx *c)
+{
+	free(c->slots);
+	c->slots = NULL;
+	c->nslots = 0;
+}
+#else
+static size_t page_up(size_t n)
+{
+	size_t page = 4096;
+
+	return (n + page - 1) & ~(page - 1);
+}
+
+static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
+{
+	void *p;
+
+	if (old)
+		p = mremap(old, page_up(old_bytes), page_up(bytes), MREMAP_MAYMOVE);
+	else
+		p = mmap(NULL, page_up(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* The whole mapping: advice on part of it would split it in two,
+	 * and mremap moves only what one mapping holds. */
+	if (bytes >= (2u << 20))
+		madvise(p, page_up(bytes), MADV_HUGEPAGE);
+	return p;
+}
+
+void slot_table_free(struct ctx *c)
+{
+	if (c->slots)
+		munmap(c->slots, page_up((size_t)c->nslots * sizeof(*c->slots)));
+	c->slots = NULL;
+	c->nslots = 0;
+}
+#endif
+
 dao_status slot_new(struct ctx *c, uint32_t *idx)
 {
 	if (!c->free_head) {
-		uint32_t n = c->nslots ? c->nslots * 2 : 64;
+		uint32_t n = c->nslots ? c->nslots * 2 : 64, gen;
 		struct slot *v;
 
 		if (c->nslots >= SLOT_MASK)
 			return DAO_ERR_LIMIT;
 		if (n > SLOT_MASK)
 			n = SLOT_MASK;
-		v = realloc(c->slots, (size_t)n * sizeof(*v));
+		v = table_grow(c->slots, (size_t)c->nslots * sizeof(*v), (size_t)n * sizeof(*v));
 		if (!v)
 			return DAO_ERR_NOMEM;
-		for (uint32_t i = c->nslots; i < n; i++) {
-			v[i] = (struct slot){ .gen = atomic_fetch_add(&gen_seed, 7919) };
-			v[i].gen_first = v[i].gen;
+		gen = atomic_fetch_add(&gen_seed, 7919u * (n - c->nslots));
+		for (uint32_t i = c->nslots; i < n; i++, gen += 7919) {
+			v[i] = (struct slot){ .gen = gen, .gen_first = gen };
 			v[i].next_free = i + 1 < n ? i + 2 : 0;
 		}
 		c->free_head = c->nslots + 1;
@@ -150,6 +207,18 @@ struct reg_slot {
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER;
+
+/* ctx->calls: the count of calls in flight in the low bits, this bit once
+ * close began. Entering and closing change it under reg_mu; leaving
+ * subtracts without it, and wakes the closer only when it leaves last
+ * after the close began (it never touches the context after that, since
+ * the closer may free it at once). */
+#define CTX_CLOSING (1u << 31)
+
+static bool ctx_closing(const struct ctx *c)
+{
+	return __atomic_load_n(&c->calls, __ATOMIC_SEQ_CST) & CTX_CLOSING;
+}
 static struct reg_slot *reg;
 static uint32_t nreg;
 
@@ -162,7 +231,7 @@ static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
 
 	pthread_mutex_lock(&reg_mu);
 	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
-	    c->closing) {
+	    ctx_closing(c)) {
 		pthread_mutex_unlock(&reg_mu);
 		return DAO_ERR_CLOSED;
 	}
@@ -172,10 +241,10 @@ static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
 			   "called from inside a kernel function on the device that runs it");
 		return DAO_ERR_REENTRANT;
 	}
-	c->active++;
+	__atomic_fetch_add(&c->calls, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&reg_mu);
 	dao_log_scope_push(c->log_level);
-	pthread_mutex_lock(&c->dev->mu);
+	dev_lock(c->dev);
 	/* Deterministic mode: the job's calls interleave with whole ops only,
 	 * so what the executor sees never depends on thread timing. */
 	if (c->dev->flags & DAO_CONFIG_DETERMINISTIC)
@@ -196,12 +265,15 @@ dao_status ctx_enter_to_queue(dao_ctx h, struct ctx **out)
 
 void ctx_leave(struct ctx *c)
 {
-	pthread_mutex_unlock(&c->dev->mu);
+	dev_unlock(c->dev);
 	dao_log_scope_pop();
-	pthread_mutex_lock(&reg_mu);
-	if (--c->active == 0)
+	if (__atomic_sub_fetch(&c->calls, 1, __ATOMIC_SEQ_CST) == CTX_CLOSING) {
+		/* The closer waits under reg_mu: taking it here means the
+		 * broadcast reaches it. */
+		pthread_mutex_lock(&reg_mu);
 		pthread_cond_broadcast(&reg_cv);
-	pthread_mutex_unlock(&reg_mu);
+		pthread_mutex_unlock(&reg_mu);
+	}
 }
 
 dao_status registry_insert(struct ctx *c)
@@ -249,7 +321,7 @@ dao_status registry_close(dao_ctx h, struct ctx **out)
 
 	pthread_mutex_lock(&reg_mu);
 	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
-	    c->closing) {
+	    ctx_closing(c)) {
 		pthread_mutex_unlock(&reg_mu);
 		return DAO_ERR_CLOSED;
 	}
@@ -260,8 +332,8 @@ dao_status registry_close(dao_ctx h, struct ctx **out)
 			   "dao_close called from inside a kernel function on the device that runs it");
 		return DAO_ERR_REENTRANT;
 	}
-	c->closing = true;
-	while (c->active)
+	__atomic_fetch_or(&c->calls, CTX_CLOSING, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&c->calls, __ATOMIC_SEQ_CST) != CTX_CLOSING)
 		pthread_cond_wait(&reg_cv, &reg_mu);
 	reg[idx - 1].c = NULL;
 	/* Only now: until its calls drained, the tag still named this context. */

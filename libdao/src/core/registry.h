@@ -38,6 +38,7 @@ dao_status slot_lookup(struct ctx *c, dao_buf b, struct slot **out);
 dao_status slot_new(struct ctx *c, uint32_t *idx);
 void slot_put(struct ctx *c, uint32_t idx);
 void slot_put_unused(struct ctx *c, uint32_t idx);
+void slot_table_free(struct ctx *c); /* at close: every slot goes */
 uint32_t slot_index(dao_buf b); /* of a handle slot_lookup accepted */
 dao_buf slot_handle(const struct ctx *c, uint32_t idx);
 

@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/record.h"
+#include "core/lock.h"
 #include "core/residency.h"
 #include "core/victim.h"
 #include "policy/policy.h"
@@ -22,9 +23,9 @@ dao_status res_wait(struct device *d, const dao_fence *f)
 {
 	dao_status st;
 
-	pthread_mutex_unlock(&d->mu);
+	dev_unlock(d);
 	st = d->be->ops->wait(d->be, f);
-	pthread_mutex_lock(&d->mu);
+	dev_lock(d);
 	if (st != DAO_OK && !d->failure)
 		d->failure = st;
 	return st;
