@@ -89,6 +89,23 @@ static void tree_add(struct mintree *m, size_t node, size_t lo, size_t hi, size_
 		       m->add[node];
 }
 
+/* The first leaf in a..b whose value is at most target (SIZE_MAX if none);
+ * above is the sum of the adds of node's strict ancestors. */
+static size_t tree_first_at_most(const struct mintree *m, size_t node, size_t lo, size_t hi,
+				 size_t a, size_t b, int64_t target, int64_t above)
+{
+	if (b < lo || hi < a || m->min[node] + above > target)
+		return SIZE_MAX;
+	if (lo == hi)
+		return lo;
+	size_t mid = lo + (hi - lo) / 2;
+	size_t r = tree_first_at_most(m, 2 * node, lo, mid, a, b, target, above + m->add[node]);
+
+	return r != SIZE_MAX ? r :
+			       tree_first_at_most(m, 2 * node + 1, mid + 1, hi, a, b, target,
+						  above + m->add[node]);
+}
+
 dao_status lp_check_budget(const struct trace_profile *p, uint64_t budget, char *err,
 			   size_t errlen)
 {
@@ -117,8 +134,10 @@ static int by_end(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-dao_status lp_bound_bytes(const struct trace_profile *p, uint64_t budget, enum lp_direction dir,
-			  uint64_t *bytes, char *err, size_t errlen)
+/* The greedy; with kept, also the bytes it keeps of each interval (by
+ * index in p->intervals; 0 for those the direction leaves out). */
+static dao_status greedy(const struct trace_profile *p, uint64_t budget, enum lp_direction dir,
+			 uint64_t *bytes, uint64_t *kept, size_t *full, char *err, size_t errlen)
 {
 	size_t T = p->nkernels, n = 0;
 	uint64_t base = dir == LP_H2D ? p->compulsory_bytes : 0, missed = 0;
@@ -152,9 +171,14 @@ dao_status lp_bound_bytes(const struct trace_profile *p, uint64_t budget, enum l
 		goto out;
 	}
 	n = 0;
-	for (size_t j = 0; j < p->nintervals; j++)
+	for (size_t j = 0; j < p->nintervals; j++) {
+		if (kept)
+			kept[j] = 0;
+		if (full)
+			full[j] = SIZE_MAX;
 		if (dir == LP_H2D || p->intervals[j].dirty)
 			order[n++] = &p->intervals[j];
+	}
 	qsort(order, n, sizeof(*order), by_end);
 	for (size_t t = 0; t < T; t++)
 		room[t] = (int64_t)(budget - p->kernel_bytes[t]);
@@ -173,6 +197,11 @@ dao_status lp_bound_bytes(const struct trace_profile *p, uint64_t budget, enum l
 		if (keep)
 			tree_add(&m, 1, 0, T - 1, iv->start + 1, iv->end - 1, -(int64_t)keep);
 		missed += iv->bytes - keep;
+		if (kept)
+			kept[iv - p->intervals] = keep;
+		if (full && keep && keep < iv->bytes)
+			full[iv - p->intervals] =
+				tree_first_at_most(&m, 1, 0, T - 1, iv->start + 1, iv->end - 1, 0, 0);
 	}
 	*bytes = base + missed;
 out:
@@ -181,4 +210,18 @@ out:
 	free(m.min);
 	free(m.add);
 	return st;
+}
+
+dao_status lp_bound_bytes(const struct trace_profile *p, uint64_t budget, enum lp_direction dir,
+			  uint64_t *bytes, char *err, size_t errlen)
+{
+	return greedy(p, budget, dir, bytes, NULL, NULL, err, errlen);
+}
+
+dao_status lp_bound_kept(const struct trace_profile *p, uint64_t budget, uint64_t *kept,
+			 size_t *full, char *err, size_t errlen)
+{
+	uint64_t bytes;
+
+	return greedy(p, budget, LP_H2D, &bytes, kept, full, err, errlen);
 }

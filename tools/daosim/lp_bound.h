@@ -30,6 +30,17 @@ dao_status lp_bound_bytes(const struct trace_profile *p, uint64_t budget, enum l
 			  uint64_t *bytes, char *err, size_t errlen);
 
 /*
+ * The h2d greedy's solution: kept[j] = the bytes it keeps of
+ * p->intervals[j] (kept[] has p->nintervals entries), an optimum of the
+ * LP_H2D LP. With full (also p->nintervals entries): for an interval kept
+ * in part (0 < kept < bytes), the first kernel of its span that it filled
+ * to the budget; SIZE_MAX for the others. Distinct kernels: a kernel once
+ * full takes no later interval's bytes. Errors as lp_bound_bytes.
+ */
+dao_status lp_bound_kept(const struct trace_profile *p, uint64_t budget, uint64_t *kept,
+			 size_t *full, char *err, size_t errlen);
+
+/*
  * The same LP as a min-cost flow (kernels are nodes of capacity budget -
  * operand bytes, each interval a bypass arc of cost 1 per byte) solved by
  * GLPK's primal simplex; flow LPs have integral optima. Slow on long

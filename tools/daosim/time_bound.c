@@ -22,6 +22,12 @@
  * shows why these running totals lose nothing against one variable per
  * (use, window): an optimum never needs a fetch before the buffer's
  * previous use.
+ *
+ * CLP's primal simplex starts from a vertex built from the byte LP's
+ * greedy (warm_start): from CLP's own start the solve grew about
+ * quadratically (minutes at 10,000 kernels); from this one it takes a few
+ * hundred to a few thousand iterations on traces of 50,000 kernels. The
+ * start changes the path, not the LP: CLP still proves the optimum.
  */
 #include <coin/Clp_C_Interface.h>
 #include <math.h>
@@ -78,9 +84,22 @@ static void lp_free(struct lp *lp)
 	free(lp->rowub);
 }
 
-/* Solve with CLP; 0, or -1 with err set. */
-static int clp_solve(struct lp *lp, double max_seconds, double *objval, double **colsol, char *err,
-		     size_t errlen)
+/* A starting vertex for the simplex: values and basis statuses. */
+struct start {
+	double *x;
+	unsigned char *stat; /* CLP's layout: columns, then rows */
+	unsigned char *colstat, *rowstat;
+};
+
+static void start_free(struct start *s)
+{
+	free(s->x);
+	free(s->stat);
+}
+
+/* Solve with CLP, from x0 when given; 0, or -1 with err set. */
+static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, double *objval,
+		     double **colsol, char *err, size_t errlen)
 {
 	CoinBigIndex *start = calloc(lp->ncols + 1, sizeof(*start));
 	int *index = malloc((lp->nnz + 1) * sizeof(*index));
@@ -119,9 +138,17 @@ static int clp_solve(struct lp *lp, double max_seconds, double *objval, double *
 	Clp_setOptimizationDirection(model, 1.0);
 	if (max_seconds > 0)
 		Clp_setMaximumSeconds(model, max_seconds);
-	/* The primal simplex: on the sample traces 2 to 10 times faster than
-	 * the dual or the barrier on this LP (Documentation/benchmarks.md). */
-	ret = Clp_initialPrimalSolve(model);
+	if (x0) {
+		/* From the greedy's vertex: CLP's primal simplex keeps the
+		 * basis it is given (no presolve, which would drop it). */
+		Clp_setColSolution(model, x0->x);
+		Clp_copyinStatus(model, x0->stat);
+		ret = Clp_primal(model, 0);
+	} else {
+		/* The reference: presolve, then the primal simplex from CLP's
+		 * own start (the method before the warm start). */
+		ret = Clp_initialPrimalSolve(model);
+	}
 	status = Clp_status(model);
 	if (status == 3) {
 		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
@@ -151,9 +178,180 @@ out:
 	return rc;
 }
 
+/* Where the LP's columns and rows lie (time_bound_solve says what each is). */
+struct layout {
+	size_t cW, cH, cD, cQ, cE, cL, cE_j, cWB, ncols;
+	size_t rIN, rOUT, rQ, rE, rC, rL, rV, nrows;
+};
+
+/* CLP's status codes (ClpSimplex::Status). */
+enum { CLP_BASIC = 1, CLP_AT_UPPER = 2, CLP_AT_LOWER = 3 };
+
+/*
+ * A vertex built from the byte LP's greedy (Documentation/daosim.md, "How
+ * the time-indexed LP is solved"): keep what the greedy keeps; write each
+ * write's dropped data back in the window right after it (L = 0); fetch
+ * the missing bytes from the last window back, each window as much as its
+ * copy engine moves within the window's own length (its kernel or its
+ * write-backs), the rest earlier while the device has room at the kernel
+ * start in between, else in this window, made longer (W0 takes whatever
+ * is left). Its basis: H_t with the fetch row t, E_t with the E row t, D_m
+ * with the write-back row m, wb_v with the row of the interval of v that
+ * drops the most; w where longer than its kernel, with the copy row that
+ * sets it; Q where positive, with the capacity row it fills or else the
+ * h2d row of the window it overflowed; each interval the greedy keeps in
+ * part with the capacity row of the kernel it filled (distinct kernels,
+ * lp_bound.h); every other row's slack. One basic variable per row; where
+ * the matrix were singular CLP would replace columns by slacks itself.
+ */
+static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
+			     const struct layout *L, uint64_t budget, double scale, double bin,
+			     double bout, const double *comp, struct start *s, char *err,
+			     size_t errlen)
+{
+	size_t T = p->nkernels, n = p->nintervals, nv = p->nversions;
+	uint64_t *kept = malloc((n + 1) * sizeof(*kept));
+	size_t *full = malloc((n + 1) * sizeof(*full));
+	size_t *pick = malloc((nv + 1) * sizeof(*pick)); /* per version: its row's interval */
+	double *opened = calloc(T + 1, sizeof(*opened));  /* E as a difference array */
+	dao_status st = DAO_ERR_NOMEM;
+	double R = 0.0;
+
+	s->x = calloc(L->ncols, sizeof(*s->x));
+	s->stat = malloc(L->ncols + L->nrows);
+	s->colstat = s->stat;
+	s->rowstat = s->stat ? s->stat + L->ncols : NULL;
+	if (!kept || !full || !pick || !opened || !s->x || !s->colstat || !s->rowstat)
+		goto out;
+	st = lp_bound_kept(p, budget, kept, full, err, errlen);
+	if (st)
+		goto out;
+	memset(s->colstat, CLP_AT_LOWER, L->ncols);
+	memset(s->rowstat, CLP_BASIC, L->nrows);
+	for (size_t v = 0; v < nv; v++)
+		pick[v] = SIZE_MAX;
+	for (size_t t = 0; t < T; t++)
+		s->x[L->cH + t] = comp[t];
+	for (size_t j = 0; j < n; j++) {
+		const struct reuse_interval *iv = &p->intervals[j];
+		double e = (double)(iv->bytes - kept[j]) / scale;
+		size_t c = L->cE_j + j;
+
+		s->x[c] = e;
+		s->x[L->cH + iv->end] += e;
+		opened[iv->start + 1] += e;
+		opened[iv->end] -= e;
+		if (kept[j] == 0) {
+			s->colstat[c] = CLP_AT_UPPER;
+		} else if (kept[j] < iv->bytes && full[j] < T) {
+			s->colstat[c] = CLP_BASIC;
+			s->rowstat[L->rC + full[j]] = CLP_AT_UPPER;
+		}
+		if (iv->version != SIZE_MAX &&
+		    (pick[iv->version] == SIZE_MAX || e > s->x[L->cE_j + pick[iv->version]]))
+			pick[iv->version] = j;
+	}
+	for (size_t t = 0; t < T; t++) {
+		s->x[L->cE + t] = opened[t] + (t ? s->x[L->cE + t - 1] : 0.0);
+		s->colstat[L->cH + t] = CLP_BASIC;
+		s->colstat[L->cE + t] = CLP_BASIC;
+		s->colstat[L->cD + t] = CLP_BASIC;
+		s->rowstat[L->rQ + t] = CLP_AT_LOWER;
+		s->rowstat[L->rE + t] = CLP_AT_LOWER;
+		s->rowstat[L->rL + t] = CLP_AT_LOWER;
+	}
+	/* the rV rows in the order time_bound_solve made them */
+	for (size_t j = 0, r = L->rV; j < n; j++) {
+		const struct reuse_interval *iv = &p->intervals[j];
+
+		if (iv->version == SIZE_MAX)
+			continue;
+		if (pick[iv->version] == j) {
+			double wb = s->x[L->cE_j + j];
+
+			s->x[L->cWB + iv->version] = wb;
+			s->colstat[L->cWB + iv->version] = CLP_BASIC;
+			s->rowstat[r] = CLP_AT_LOWER;
+			s->x[L->cD + iv->written_at] += wb; /* window written_at + 1 */
+		}
+		r++;
+	}
+	/* Fetch as late as the copy engine allows within each window's own
+	 * length (its kernel or its write-backs), earlier where there is room,
+	 * from the last window back: R is what later kernels still need. */
+	for (size_t mm = T; mm-- > 0;) {
+		double c = lp->collb[L->cW + mm];
+		double out = mm >= 1 ? s->x[L->cD + mm - 1] / bout : 0.0;
+		double w0 = c > out ? c : out, lim = mm ? bin * w0 : 0.0, carry, h, w;
+		int cap_tight = 0;
+
+		R += s->x[L->cH + mm]; /* what kernel mm needs fetched */
+		carry = mm && R > lim ? R - lim : 0.0; /* W0 fetches all the rest */
+		if (mm >= 1) {
+			double room = s->rowstat[L->rC + mm - 1] == CLP_AT_UPPER ?
+					      0.0 :
+					      lp->rowub[L->rC + mm - 1] + s->x[L->cE + mm - 1];
+
+			room = room > 0 ? room : 0.0;
+			if (carry > room) {
+				carry = room;
+				cap_tight = carry > 0;
+			}
+		}
+		h = R - carry;
+		R = carry;
+		s->x[L->cH + mm] = h;
+		if (mm >= 1) {
+			s->x[L->cQ + mm - 1] = carry;
+			if (carry > 0)
+				s->colstat[L->cQ + mm - 1] = CLP_BASIC;
+			if (cap_tight)
+				s->rowstat[L->rC + mm - 1] = CLP_AT_UPPER;
+		}
+		if (h > lim) { /* the fetches set the window's length */
+			w = h / bin;
+			s->colstat[L->cW + mm] = CLP_BASIC;
+			s->rowstat[L->rIN + mm] = CLP_AT_LOWER;
+		} else {
+			w = w0;
+			if (carry > 0) /* the engine is full for the window's length */
+				s->rowstat[L->rIN + mm] = CLP_AT_LOWER;
+			if (w0 > c) { /* the write-backs set it */
+				s->colstat[L->cW + mm] = CLP_BASIC;
+				s->rowstat[L->rOUT + mm - 1] = CLP_AT_LOWER;
+			}
+		}
+		s->x[L->cW + mm] = w;
+	}
+	{ /* the last window runs the last kernel and write-backs only */
+		double c = lp->collb[L->cW + T], out = s->x[L->cD + T - 1] / bout;
+
+		s->x[L->cW + T] = c > out ? c : out;
+		if (out > c) {
+			s->colstat[L->cW + T] = CLP_BASIC;
+			s->rowstat[L->rOUT + T - 1] = CLP_AT_LOWER;
+		}
+	}
+	st = DAO_OK;
+out:
+	free(kept);
+	free(full);
+	free(pick);
+	free(opened);
+	return st;
+}
+
 dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_model *m,
 			    uint64_t budget, double max_seconds, struct time_bound *out, char *err,
 			    size_t errlen)
+{
+	return time_bound_solve_from(p, m, budget, TIME_BOUND_START_GREEDY, max_seconds, out, err,
+				     errlen);
+}
+
+dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao_sim_model *m,
+				 uint64_t budget, enum time_bound_start start, double max_seconds,
+				 struct time_bound *out, char *err, size_t errlen)
 {
 	size_t T = p->nkernels, n = p->nintervals, nv = p->nversions;
 	/* columns */
@@ -162,9 +360,11 @@ dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_
 	size_t rIN, rOUT, rQ, rE, rC, rL, rV, nrows;
 	double scale = 1.0, bin, bout, objval;
 	double *span = NULL, *comp = NULL;
+	struct start ws = { 0 };
 	struct lp lp = { 0 };
 	dao_status st;
 	char dummy[8];
+	int warm = start == TIME_BOUND_START_GREEDY;
 
 	if (!err || !errlen) {
 		err = dummy;
@@ -312,7 +512,15 @@ dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_
 		st = DAO_ERR_NOMEM;
 		goto out;
 	}
-	if (clp_solve(&lp, max_seconds, &objval, NULL, err, errlen)) {
+	if (warm) {
+		struct layout lay = { cW, cH, cD, cQ, cE, cL, cE_j, cWB, ncols,
+				      rIN, rOUT, rQ, rE, rC, rL, rV, nrows };
+
+		st = warm_start(p, &lp, &lay, budget, scale, bin, bout, comp, &ws, err, errlen);
+		if (st)
+			goto out;
+	}
+	if (clp_solve(&lp, warm ? &ws : NULL, max_seconds, &objval, NULL, err, errlen)) {
 		st = strstr(err, "memory") ? DAO_ERR_NOMEM :
 		     strstr(err, "within") ? DAO_ERR_RANGE : DAO_ERR_FAILED;
 		goto out;
@@ -326,6 +534,7 @@ dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_
 out:
 	free(span);
 	free(comp);
+	start_free(&ws);
 	lp_free(&lp);
 	return st;
 }

@@ -39,4 +39,19 @@ dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_
 			    uint64_t budget, double max_seconds, struct time_bound *out, char *err,
 			    size_t errlen);
 
+/* Where CLP's simplex starts; the optimum is the same LP's either way. */
+enum time_bound_start {
+	/* From the vertex the byte LP's greedy gives (what time_bound_solve
+	 * does): fast. */
+	TIME_BOUND_START_GREEDY,
+	/* CLP's presolve and its own start: the previous method, kept as
+	 * the reference for tests and daosim-bench-bounds. */
+	TIME_BOUND_START_CLP,
+};
+
+/* time_bound_solve with the start chosen. */
+dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao_sim_model *m,
+				 uint64_t budget, enum time_bound_start start, double max_seconds,
+				 struct time_bound *out, char *err, size_t errlen);
+
 #endif /* DAOSIM_TIME_BOUND_H */
