@@ -2,6 +2,12 @@
 /*
  * tap.h - a minimal Test Anything Protocol emitter for the user-space tests.
  * Each test program prints a plan and one line per check; prove reads them.
+ *
+ * prove shows a test's stderr but hides its stdout comments, so, as with
+ * Test::More's diag and note: what explains a failure goes to stderr (the
+ * comments printed after a failing check, until the next check, and the
+ * test's replay line, printed once at its first failure or bail-out), and
+ * every other comment goes to stdout, keeping passing tests quiet.
  */
 #ifndef DAO_TAP_H
 #define DAO_TAP_H
@@ -16,6 +22,21 @@ static int tap_failed;
 /* While set, checks are reported with a TAP "# TODO" directive: a known
  * defect whose failure prove reports but does not count. */
 static const char *tap_todo;
+/* The last check failed (not a TODO one): tap_diag explains it on stderr. */
+static int tap_last_failed;
+/* How to replay this run (a seed), set by the test; printed to stderr at
+ * the first failure or bail-out so that a CI log is enough to replay it. */
+static char tap_replay[128];
+static int tap_replay_shown;
+
+static inline void tap_show_replay(void)
+{
+	if (tap_replay[0] && !tap_replay_shown) {
+		tap_replay_shown = 1;
+		fprintf(stderr, "# %s\n", tap_replay);
+		fflush(stderr);
+	}
+}
 
 static inline void tap_plan(int n)
 {
@@ -34,7 +55,8 @@ __attribute__((format(printf, 2, 3))) static inline int tap_ok(int cond, const c
 	va_list ap;
 
 	tap_n++;
-	if (!cond && !tap_todo)
+	tap_last_failed = !cond && !tap_todo;
+	if (tap_last_failed)
 		tap_failed++;
 	printf("%sok %d - ", cond ? "" : "not ", tap_n);
 	va_start(ap, fmt);
@@ -44,25 +66,30 @@ __attribute__((format(printf, 2, 3))) static inline int tap_ok(int cond, const c
 		printf(" # TODO %s", tap_todo);
 	printf("\n");
 	fflush(stdout);
+	if (tap_last_failed)
+		tap_show_replay();
 	return cond;
 }
 
+/* A comment: on stderr right after a failing check, else on stdout. */
 __attribute__((format(printf, 1, 2))) static inline void tap_diag(const char *fmt, ...)
 {
+	FILE *f = tap_last_failed ? stderr : stdout;
 	va_list ap;
 
-	printf("# ");
+	fprintf(f, "# ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vfprintf(f, fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
+	fprintf(f, "\n");
+	fflush(f);
 }
 
 __attribute__((format(printf, 1, 2))) static inline void tap_bail(const char *fmt, ...)
 {
 	va_list ap;
 
+	tap_show_replay();
 	printf("Bail out! ");
 	va_start(ap, fmt);
 	vprintf(fmt, ap);

@@ -62,6 +62,11 @@ struct program {
 	struct prog_kernel k[PROG_MAX_KERNELS];
 	uint32_t nreads; /* of read_after, in program order */
 	uint64_t largest_kernel; /* bytes of the largest kernel's operands */
+	/* The tightest budget the program runs in: its largest kernel's
+	 * operands, and no less than its largest buffer, which
+	 * dao_buffer_create refuses under a budget that can never hold it
+	 * even when no kernel uses it. */
+	uint64_t min_budget;
 	uint64_t total;          /* bytes of all buffers */
 };
 
@@ -78,8 +83,8 @@ static inline uint64_t prog_round(uint64_t v, uint64_t granule)
 
 /*
  * nbufs buffers of min_size..max_size bytes, nkernels kernels. granule:
- * the backend's allocation unit, for largest_kernel (what the tightest
- * budget must hold).
+ * the backend's allocation unit, for largest_kernel and min_budget (what
+ * the tightest budget must hold).
  */
 static inline void prog_generate(struct program *p, uint64_t *rng, uint32_t nbufs,
 				 uint32_t nkernels, uint64_t min_size, uint64_t max_size,
@@ -167,6 +172,10 @@ static inline void prog_generate(struct program *p, uint64_t *rng, uint32_t nbuf
 			k->write_seed = test_rng_next(rng);
 		}
 	}
+	p->min_budget = p->largest_kernel;
+	for (uint32_t b = 0; b < nbufs; b++)
+		if (prog_round(p->size[b], granule) > p->min_budget)
+			p->min_budget = prog_round(p->size[b], granule);
 }
 
 /* FNV-1a: what a mid-program read returned, in one number. */

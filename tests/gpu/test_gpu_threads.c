@@ -53,8 +53,8 @@ int main(void)
 		for (int t = 0; t < THREADS; t++) {
 			prog_generate(&w[t].p, &rng, (uint32_t)test_rng_range(&rng, 2, 24),
 				      PROG_MAX_KERNELS, 1, 2u << 20, 64u << 10);
-			if (w[t].p.largest_kernel > need)
-				need = w[t].p.largest_kernel;
+			if (w[t].p.min_budget > need)
+				need = w[t].p.min_budget;
 			prog_result_alloc(&w[t].p, &w[t].want);
 			prog_result_alloc(&w[t].p, &w[t].got);
 			prog_reference(&w[t].p, w[t].want.out, w[t].want.reads);

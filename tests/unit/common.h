@@ -55,8 +55,8 @@ static inline uint64_t test_env_u64(const char *name, uint64_t fallback)
 	return v;
 }
 
-/* Seed from DAO_TEST_SEED, else from the clock; printed so a failure can be
- * replayed. */
+/* Seed from DAO_TEST_SEED, else from the clock; printed (and again on
+ * stderr at the first failure, tap.h) so a failure can be replayed. */
 static inline uint64_t test_seed(void)
 {
 	struct timespec ts;
@@ -69,7 +69,9 @@ static inline uint64_t test_seed(void)
 		seed = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^
 		       ((uint64_t)getpid() << 32);
 	}
-	tap_diag("seed %" PRIu64 " (replay with DAO_TEST_SEED=%" PRIu64 ")", seed, seed);
+	snprintf(tap_replay, sizeof(tap_replay),
+		 "seed %" PRIu64 " (replay with DAO_TEST_SEED=%" PRIu64 ")", seed, seed);
+	tap_diag("%s", tap_replay);
 	return seed;
 }
 

@@ -241,7 +241,7 @@ int main(void)
 			      (uint32_t)test_rng_range(&rng, 1, 200), 1, 3000, UNI_GRANULE);
 		prog_result_alloc(&p, &want);
 		prog_reference(&p, want.out, want.reads);
-		lo = p.largest_kernel;
+		lo = p.min_budget;
 		for (size_t q = 0; q < TEST_ARRAY_SIZE(policies); q++) {
 			uint64_t budgets[] = { lo, lo + (prog_round(p.total, 64) - lo) / 3,
 					       prog_round(p.total, 64) + 64 * PROG_MAX_BUFS };
