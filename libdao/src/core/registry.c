@@ -222,16 +222,27 @@ static bool ctx_closing(const struct ctx *c)
 static struct reg_slot *reg;
 static uint32_t nreg;
 
-/* A kernel function runs on its device's executor, which waits for it: a call
- * from there that queues work or waits for queued work could never finish. */
-static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
+/* The open context h names, or NULL when it names none or one that is
+ * closing. Caller holds reg_mu. */
+static struct ctx *live_ctx(dao_ctx h)
 {
 	uint32_t idx = (uint32_t)h.id, gen = (uint32_t)(h.id >> 32);
 	struct ctx *c;
 
-	pthread_mutex_lock(&reg_mu);
 	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
-	    ctx_closing(c)) {
+	    ctx_closing(c))
+		return NULL;
+	return c;
+}
+
+/* A kernel function runs on its device's executor, which waits for it: a call
+ * from there that queues work or waits for queued work could never finish. */
+static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
+{
+	struct ctx *c;
+
+	pthread_mutex_lock(&reg_mu);
+	if (!(c = live_ctx(h))) {
 		pthread_mutex_unlock(&reg_mu);
 		return DAO_ERR_CLOSED;
 	}
@@ -316,12 +327,10 @@ void registry_unlock(void)
 
 dao_status registry_close(dao_ctx h, struct ctx **out)
 {
-	uint32_t idx = (uint32_t)h.id, gen = (uint32_t)(h.id >> 32);
 	struct ctx *c;
 
 	pthread_mutex_lock(&reg_mu);
-	if (idx == 0 || idx > nreg || reg[idx - 1].gen != gen || !(c = reg[idx - 1].c) ||
-	    ctx_closing(c)) {
+	if (!(c = live_ctx(h))) {
 		pthread_mutex_unlock(&reg_mu);
 		return DAO_ERR_CLOSED;
 	}
@@ -335,7 +344,7 @@ dao_status registry_close(dao_ctx h, struct ctx **out)
 	__atomic_fetch_or(&c->calls, CTX_CLOSING, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&c->calls, __ATOMIC_SEQ_CST) != CTX_CLOSING)
 		pthread_cond_wait(&reg_cv, &reg_mu);
-	reg[idx - 1].c = NULL;
+	reg[(uint32_t)h.id - 1].c = NULL;
 	/* Only now: until its calls drained, the tag still named this context. */
 	tag_free(c->tag);
 	pthread_mutex_unlock(&reg_mu);
