@@ -30,6 +30,19 @@ bool cu_bind(struct cu_engines *g)
 	return cur == g->device || cu_note(g, cudaSetDevice(g->device), "cudaSetDevice");
 }
 
+bool cu_bind_for_teardown(struct cu_engines *g, int *prev)
+{
+	*prev = -1;
+	cu_ok(cudaGetDevice(prev), "cudaGetDevice");
+	return cu_bind(g);
+}
+
+void cu_unbind(const struct cu_engines *g, int prev)
+{
+	if (prev >= 0 && prev != g->device)
+		cu_ok(cudaSetDevice(prev), "cudaSetDevice");
+}
+
 dao_status cu_engines_init(struct cu_engines *g, int device)
 {
 	memset(g, 0, sizeof(*g));

@@ -46,6 +46,11 @@ void cu_engines_fini(struct cu_engines *g);
 
 /* Make the calling thread use the engines' device (once per thread). */
 bool cu_bind(struct cu_engines *g);
+/* A backend's destroy runs on the job's thread (dao_close): cu_bind for
+ * the teardown, remembering in *prev the device the thread had; then
+ * cu_unbind gives it back. */
+bool cu_bind_for_teardown(struct cu_engines *g, int *prev);
+void cu_unbind(const struct cu_engines *g, int prev);
 /* Make engine e's stream wait for fence f. */
 void cu_order(struct cu_engines *g, enum dao_engine e, const dao_fence *f);
 /* End the latest submission on e: its sequence number. */

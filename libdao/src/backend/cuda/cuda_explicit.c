@@ -166,18 +166,15 @@ static uint64_t cx_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_
 static void cx_destroy(struct dao_backend *be)
 {
 	struct cx_backend *x = cx(be);
-	int prev = -1;
+	int prev;
 
-	/* Called from the job's thread (dao_close): leave its device as it was. */
-	cu_ok(cudaGetDevice(&prev), "cudaGetDevice");
-	if (cu_bind(&x->cb.eng)) {
+	if (cu_bind_for_teardown(&x->cb.eng, &prev)) {
 		cu_engines_fini(&x->cb.eng);
 		if (x->pool)
 			cu_ok(cudaFree(x->pool), "cudaFree");
 		chunk_heap_fini(&x->staging);
 	}
-	if (prev >= 0 && prev != x->cb.eng.device)
-		cu_ok(cudaSetDevice(prev), "cudaSetDevice");
+	cu_unbind(&x->cb.eng, prev);
 	dao_pin_close(x->pin);
 	free(x);
 }

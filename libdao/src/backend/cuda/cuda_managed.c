@@ -163,16 +163,14 @@ static uint64_t cm_discard(struct dao_backend *be, enum dao_engine e, void *host
 static void cm_destroy(struct dao_backend *be)
 {
 	struct cm_backend *x = cm(be);
-	int prev = -1;
+	int prev;
 
-	cu_ok(cudaGetDevice(&prev), "cudaGetDevice");
-	if (cu_bind(&x->cb.eng)) {
+	if (cu_bind_for_teardown(&x->cb.eng, &prev)) {
 		cu_engines_fini(&x->cb.eng);
 		chunk_heap_fini(&x->small);
 		chunk_heap_fini(&x->big);
 	}
-	if (prev >= 0 && prev != x->cb.eng.device)
-		cu_ok(cudaSetDevice(prev), "cudaSetDevice");
+	cu_unbind(&x->cb.eng, prev);
 	free(x);
 }
 
