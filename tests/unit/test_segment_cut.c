@@ -239,6 +239,22 @@ static void test_refusals(void)
 	       "a budget below a kernel's operands is refused, nothing written (%s)", err);
 	tap_ok(cut(H "b 1 100\n", &m, 100, &sc, err, sizeof(err)) == DAO_OK && sc.ns == 0,
 	       "a trace without kernels: 0");
+	{
+		/* a profile of another trace is refused, out untouched */
+		struct dao_trace *t = parse(wb_then_fetch), *u = parse(H "b 1 100\nk k0 1 r=1 w=- rw=-\n");
+		struct trace_profile p;
+		dao_status st;
+
+		if (trace_profile_build(u, 1, &p))
+			tap_bail("profile");
+		sc.ns = 7;
+		st = segment_cut_bound(t, &p, &m, 1000, &sc, err, sizeof(err));
+		tap_ok(st == DAO_ERR_INVALID && strstr(err, "kernels") && sc.ns == 7,
+		       "a profile that is not the trace's is refused (%s)", err);
+		trace_profile_free(&p);
+		dao_trace_free(t);
+		dao_trace_free(u);
+	}
 }
 
 /* A random trace: nb buffers of 1..1000 bytes, nk kernels of 1..3

@@ -235,10 +235,17 @@ dao_status segment_cut_bound(const struct dao_trace *t, const struct trace_profi
 	st = lp_check_budget(p, budget, err, errlen);
 	if (st)
 		return st;
-	out->ns = 0;
-	out->exact_ns = 0;
-	if (K == 0 || K != t->nkernels)
-		return K == t->nkernels ? DAO_OK : DAO_ERR_INVALID;
+	if (K != t->nkernels) {
+		if (err && errlen)
+			snprintf(err, errlen, "the profile has %zu kernels, the trace %zu", K,
+				 t->nkernels);
+		return DAO_ERR_INVALID;
+	}
+	if (K == 0) {
+		out->ns = 0;
+		out->exact_ns = 0;
+		return DAO_OK;
+	}
 	wbytes = calloc(K, sizeof(*wbytes));
 	prefix = malloc((K + 1) * sizeof(*prefix));
 	if (!wbytes || !prefix || tree_init(&tf, K) || tree_init(&tw, K)) {

@@ -39,7 +39,8 @@ struct segment_cut {
  * maximum over the cut points of the sum of the segments' costs.
  *
  * p is t's profile (kernel_bytes, kernel_flops as modeled). DAO_ERR_BUDGET
- * when a kernel's operands exceed budget (err says which), DAO_ERR_NOMEM.
+ * when a kernel's operands exceed budget (err says which), DAO_ERR_INVALID
+ * when p is not t's profile, DAO_ERR_NOMEM; *out is written only on DAO_OK.
  */
 dao_status segment_cut_bound(const struct dao_trace *t, const struct trace_profile *p,
 			     const struct dao_sim_model *m, uint64_t budget, struct segment_cut *out,
