@@ -80,8 +80,16 @@ ok $? "JSON: the time-indexed bound is there, never below the simple one, and is
 ok $? "JSON: no policy beats the time-indexed bound; time / max(both bounds) agrees"
 grep -q "time-indexed bound [0-9.]* ms, larger bound" "$tmp/table" && grep -q "time/max" "$tmp/table"
 ok $? "table shows the time-indexed bound and time/max"
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $c = $t->{segment_cut_bound_ns}; my $m = $t->{max_time_bound_ns}; defined $c && $c >= $t->{compute_ns} && $t->{largest_time_bound_ns} == ($c > $m ? $c : $m)')" = 1 ]
+ok $? "JSON: the segment-cut bound is there, >= compute, and the largest bound is the larger of it and max_time_bound_ns"
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; !grep { $_->{modeled_ns} < $t->{segment_cut_bound_ns} || abs($_->{time_ratio_to_segment_cut} - $_->{modeled_ns} / $t->{segment_cut_bound_ns}) > 1e-6 || abs($_->{time_ratio_to_largest_bound} - $_->{modeled_ns} / $t->{largest_time_bound_ns}) > 1e-6 } @{$t->{policies}}')" = 1 ]
+ok $? "JSON: no policy beats the segment-cut bound; time / segment cut and time / largest bound agree"
+grep -q "segment-cut bound [0-9.]* ms, largest of all bounds [0-9.]* ms" "$tmp/table" && grep -q "time/cut" "$tmp/table" && grep -q "time/all" "$tmp/table"
+ok $? "table shows the segment-cut bound, time/cut and time/all"
 "$bin" --policy dao --budget 2M --json --time-bound-limit 0 "$tmp/small.trace" >"$tmp/j0.json" 2>"$tmp/err"
 ok $? "--time-bound-limit 0 runs"
+[ "$(json "$tmp/j0.json" 'my $t = $j->{traces}[0]; my $c = $t->{segment_cut_bound_ns}; my $m = $t->{time_bound_ns}; defined $c && $t->{largest_time_bound_ns} == ($c > $m ? $c : $m)')" = 1 ]
+ok $? "JSON: without the time-indexed bound the segment cut is still there, and the largest of it and the simple bound"
 [ "$(json "$tmp/j0.json" 'my $t = $j->{traces}[0]; !defined $t->{time_indexed_bound_ns} && $t->{max_time_bound_ns} == $t->{time_bound_ns} && !defined $t->{policies}[0]{time_ratio_to_time_indexed_bound} && defined $t->{policies}[0]{time_ratio_to_max_bound}')" = 1 ]
 ok $? "JSON: without the time-indexed bound it is null and the larger bound is the simple one"
 head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</svg>$'

@@ -37,6 +37,12 @@ $(DAOSIM_BENCH_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_bounds.o $(BUILD)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
 all: $(DAOSIM_BENCH_BIN)
+# The segment-cut bound's timing (Documentation/daosim.md).
+DAOSIM_BENCH_CUT_BIN := $(BUILD)/bin/daosim-bench-cut
+$(DAOSIM_BENCH_CUT_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_cut.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_SIM_A) $(LIBDAO_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
+all: $(DAOSIM_BENCH_CUT_BIN)
 
 # Unit tests that use daosim's pieces: the variant's libdaosim.a, found
 # from the test's own path (build/VARIANT/tests/NAME), then libdao.a again
@@ -45,7 +51,7 @@ daosim_variant_dir = $(patsubst %/tests/,%,$(dir $@))
 daosim_test_libs = $(daosim_variant_dir)/lib/libdaosim.a $(daosim_variant_dir)/lib/libdao-sim.a \
 	$(daosim_variant_dir)/lib/libdao.a \
 	$(DAOSIM_LIBS)
-DAOSIM_TESTS := test_lp_bound test_sim_replay test_sim_backend_match
+DAOSIM_TESTS := test_lp_bound test_sim_replay test_sim_backend_match test_segment_cut
 $(foreach t,$(DAOSIM_TESTS),$(eval LIBS_$(t) = $$(daosim_test_libs)))
 $(foreach v,rel asan,$(foreach t,$(DAOSIM_TESTS),\
 	$(eval $(BUILD)/$(v)/tests/$(t): $(BUILD)/$(v)/lib/libdaosim.a)))

@@ -14,6 +14,7 @@
 #include "lp_bound.h"
 #include "profile.h"
 #include "replay.h"
+#include "segment_cut.h"
 #include "time_bound.h"
 #include "report.h"
 
@@ -282,6 +283,16 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	tr->compute_ns = profile_compute_ns(&p, &o->model);
 	tr->time_bound_ns =
 		report_time_bound_ns(&o->model, tr->compute_ns, tr->lp_h2d_bytes, tr->lp_d2h_bytes);
+	{
+		struct segment_cut sc;
+
+		st = segment_cut_bound(t, &p, &o->model, tr->budget_bytes, &sc, err, sizeof(err));
+		if (st) {
+			fprintf(stderr, "daosim: %s: segment-cut bound: %s\n", path, err);
+			goto fail;
+		}
+		tr->cut_bound_ns = sc.ns;
+	}
 	if (o->ti_seconds > 0) {
 		struct time_bound tb;
 

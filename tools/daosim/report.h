@@ -34,6 +34,7 @@ struct trace_report {
 	uint64_t time_bound_ns;
 	int ti_solved;        /* the time-indexed LP was solved (else not asked or too slow) */
 	uint64_t ti_bound_ns; /* its optimum (time_bound.h) */
+	uint64_t cut_bound_ns; /* the segment-cut bound (segment_cut.h) */
 	struct policy_run runs[DAOSIM_POLICIES];
 	int nruns;
 };

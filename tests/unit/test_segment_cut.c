@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_segment_cut.c - daosim's segment-cut bound: traces worked out by
+ * hand (every cut set enumerated in the comments), the fast dynamic
+ * program against a brute force written here from the definition
+ * (Documentation/daosim.md, "Segment-cut bound") on random traces, and the
+ * bound never above the modeled time of any policy's replay.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../tools/daosim/lp_bound.h"
+#include "../../tools/daosim/replay.h"
+#include "../../tools/daosim/segment_cut.h"
+#include "tap.h"
+
+#define H "dao-trace 1\n"
+
+static struct dao_trace *parse(const char *text)
+{
+	struct dao_trace *t = NULL;
+	char err[256];
+
+	if (dao_trace_read_mem(text, strlen(text), &t, err, sizeof(err)))
+		tap_bail("test trace does not parse: %s", err);
+	return t;
+}
+
+/* A flop takes 1 ns, a byte 1 ns to copy either way; operand bytes cost at
+ * most 1 ns of kernel time, so kernels of >= 1 flop take their flops in ns. */
+static void unit_model(struct dao_sim_model *m)
+{
+	dao_sim_model_preset("h100", m);
+	m->flops_per_s = 1e9;
+	m->mem_bytes_per_s = 1e15;
+	m->h2d_bytes_per_s = 1e9;
+	m->d2h_bytes_per_s = 1e9;
+	m->launch_ns = 0;
+}
+
+static dao_status cut(const char *text, const struct dao_sim_model *m, uint64_t budget,
+		      struct segment_cut *sc, char *err, size_t errlen)
+{
+	struct dao_trace *t = parse(text);
+	struct trace_profile p;
+	dao_status st;
+
+	if (trace_profile_build(t, 1, &p))
+		tap_bail("profile");
+	st = segment_cut_bound(t, &p, m, budget, sc, err, errlen);
+	trace_profile_free(&p);
+	dao_trace_free(t);
+	return st;
+}
+
+static uint64_t cut_ns(const char *text, uint64_t budget)
+{
+	struct dao_sim_model m;
+	struct segment_cut sc;
+	char err[256];
+
+	unit_model(&m);
+	if (cut(text, &m, budget, &sc, err, sizeof(err)))
+		tap_bail("segment cut: %s", err);
+	return sc.ns;
+}
+
+/*
+ * The brute force, from the definition: every segment [a, b) of kernels
+ * costs max(compute, (F - room_in(a)) / h2d, (W + operands(b) - M) / d2h)
+ * with F, W counted buffer by buffer by scanning the accesses; then the
+ * O(K^2) dynamic program over cut points. Independent of segment_cut.c.
+ */
+struct access {
+	size_t k;
+	uint32_t mode;
+};
+
+struct bufacc {
+	uint64_t bytes;
+	struct access *a;
+	size_t n;
+};
+
+static double brute(const struct dao_trace *t, const struct trace_profile *p,
+		    const struct dao_sim_model *m, uint64_t budget)
+{
+	size_t K = p->nkernels, k = 0;
+	struct bufacc *ba = calloc(t->nbufs, sizeof(*ba));
+	uint64_t *wb = calloc(K + 1, sizeof(*wb));
+	double *best = malloc((K + 1) * sizeof(*best)), res;
+
+	for (size_t b = 0; b < t->nbufs; b++) {
+		ba[b].bytes = t->bufs[b].bytes;
+		ba[b].a = malloc((K + 1) * sizeof(struct access));
+	}
+	for (size_t e = 0; e < t->nevents; e++) {
+		const struct dao_trace_event *ev = &t->events[e];
+		const struct dao_trace_operand *ops;
+
+		if (ev->type != DAO_TRACE_KERNEL)
+			continue;
+		ops = dao_trace_kernel_ops(t, ev);
+		for (uint32_t i = 0; i < ev->u.kernel.nops; i++) {
+			struct bufacc *x = &ba[ops[i].buf];
+
+			x->a[x->n++] = (struct access){ k, ops[i].mode };
+			if (ops[i].mode == DAO_W)
+				wb[k] += x->bytes;
+		}
+		k++;
+	}
+	best[0] = 0;
+	for (size_t b = 1; b <= K; b++) {
+		best[b] = -INFINITY;
+		for (size_t a = 0; a < b; a++) {
+			double c = 0, f = 0, w = 0, cost;
+
+			for (size_t j = a; j < b; j++)
+				c += (double)model_kernel_ns(m, p->kernel_flops[j], p->kernel_bytes[j]);
+			for (size_t x = 0; x < t->nbufs; x++) {
+				const struct bufacc *y = &ba[x];
+				size_t i = 0, named_b = 0, last_w = SIZE_MAX, next = SIZE_MAX;
+
+				/* F: its first access in a..b-1 reads (data from
+				 * before a: a write or the initial contents) */
+				while (i < y->n && y->a[i].k < a)
+					i++;
+				if (i < y->n && y->a[i].k < b && y->a[i].mode != DAO_W)
+					f += (double)y->bytes;
+				/* W: not named by b, last write before b in a..b-1,
+				 * next access after b reads */
+				for (i = 0; i < y->n; i++) {
+					if (y->a[i].k == b)
+						named_b = 1;
+					if (y->a[i].k < b && y->a[i].mode != DAO_R)
+						last_w = y->a[i].k;
+					if (y->a[i].k > b && next == SIZE_MAX)
+						next = i;
+				}
+				if (b < K && !named_b && last_w != SIZE_MAX && last_w >= a &&
+				    next != SIZE_MAX && y->a[next].mode != DAO_W)
+					w += (double)y->bytes;
+			}
+			cost = c;
+			f -= a == 0 ? 0 : (double)budget - (double)wb[a];
+			if (f * 1e9 / m->h2d_bytes_per_s > cost)
+				cost = f * 1e9 / m->h2d_bytes_per_s;
+			if (b < K) {
+				w += (double)p->kernel_bytes[b] - (double)budget;
+				if (w * 1e9 / m->d2h_bytes_per_s > cost)
+					cost = w * 1e9 / m->d2h_bytes_per_s;
+			}
+			if (best[a] + cost > best[b])
+				best[b] = best[a] + cost;
+		}
+	}
+	res = best[K];
+	for (size_t b = 0; b < t->nbufs; b++)
+		free(ba[b].a);
+	free(ba);
+	free(wb);
+	free(best);
+	return res;
+}
+
+/* k0 writes a, k1 writes b, then k2 reads a; 100-byte buffers, 10-flop
+ * kernels. */
+static const char wb_then_fetch[] = H "b 1 100\nb 2 100\n"
+				      "k k0 10 r=- w=1 rw=-\nk k1 10 r=- w=2 rw=-\n"
+				      "k k2 10 r=1 w=- rw=-\n";
+
+static void test_hand(void)
+{
+	/*
+	 * wb_then_fetch at budget 100. The cut sets of three kernels:
+	 *  {}    [0,3): compute 30; F 0 (a, b first written); W 0 (the end): 30
+	 *  {1}   [0,1): compute 10; W at b=1: a (not named by k1, written at
+	 *        0, next access k2 reads) 100 + operands(k1) 100 - 100 = 100;
+	 *        [1,3): compute 20; F: a (first access k2 reads, written at
+	 *        0) 100 - room_in(1) = 100 - (100 - k1's w bytes 100) = 100:
+	 *        100 + 100 = 200
+	 *  {2}   [0,2): compute 20; W at b=2: a is named by k2, b is never
+	 *        read again: 0 + 100 - 100 = 0; [2,3): F: a 100 - (100 - 0)
+	 *        = 0, compute 10: 30
+	 *  {1,2} [0,1) 100, [1,2): W: a's last write (0) is not in 1..1: 10,
+	 *        [2,3) 10: 120
+	 * The bound is 200: a's write-back (100) and its fetch (100) cannot
+	 * overlap, since b's space is a's. (The simple bound says 100.)
+	 */
+	tap_ok(cut_ns(wb_then_fetch, 100) == 200, "write-back then refetch of one block: 200 ns (got %llu)",
+	       (unsigned long long)cut_ns(wb_then_fetch, 100));
+	/* At budget 200 every room term is >= the bytes: compute, 30. */
+	tap_ok(cut_ns(wb_then_fetch, 200) == 30, "the same with room for both: compute, 30 ns");
+	/*
+	 * One kernel of 50 flops reading 100 bytes: one segment from time 0,
+	 * where nothing is on the device: max(50, 100 / 1) = 100 at any
+	 * budget (no room is subtracted in the first segment).
+	 */
+	tap_ok(cut_ns(H "b 1 100\nk k0 50 r=1 w=- rw=-\n", 100) == 100 &&
+		       cut_ns(H "b 1 100\nk k0 50 r=1 w=- rw=-\n", 1000) == 100,
+	       "one kernel: its compulsory fetch in the first segment, 100 ns");
+	/*
+	 * k2 overwrites a (w): a's data from k0 is dead, needs neither a
+	 * write-back nor a fetch: W at b=1 counts nothing, F nothing: every
+	 * cut set gives compute, 30.
+	 */
+	tap_ok(cut_ns(H "b 1 100\nb 2 100\nk k0 10 r=- w=1 rw=-\nk k1 10 r=- w=2 rw=-\n"
+			"k k2 10 r=- w=1 rw=-\n",
+		      100) == 30,
+	       "data overwritten whole (w) is neither written back nor fetched: 30 ns");
+	/* rw reads: the same as r in wb_then_fetch, 200. */
+	tap_ok(cut_ns(H "b 1 100\nb 2 100\nk k0 10 r=- w=1 rw=-\nk k1 10 r=- w=2 rw=-\n"
+			"k k2 10 r=- w=- rw=1\n",
+		      100) == 200,
+	       "an rw read needs the data like r: 200 ns");
+	/*
+	 * No writes: three 100-byte inputs read in turn, budget 100, 10 flops
+	 * each. {}: max(30, 300) = 300 (all compulsory, first segment); any
+	 * later segment subtracts 100 of room, so cutting loses: 300.
+	 */
+	tap_ok(cut_ns(H "b 1 100\nb 2 100\nb 3 100\nk k0 10 r=1 w=- rw=-\n"
+			"k k1 10 r=2 w=- rw=-\nk k2 10 r=3 w=- rw=-\n",
+		      100) == 300,
+	       "no writes: the compulsory fetches, 300 ns");
+}
+
+static void test_refusals(void)
+{
+	struct dao_sim_model m;
+	struct segment_cut sc = { 7, 7 };
+	char err[256];
+
+	unit_model(&m);
+	tap_ok(cut(wb_then_fetch, &m, 99, &sc, err, sizeof(err)) == DAO_ERR_BUDGET &&
+		       strstr(err, "more than the budget") && sc.ns == 7,
+	       "a budget below a kernel's operands is refused, nothing written (%s)", err);
+	tap_ok(cut(H "b 1 100\n", &m, 100, &sc, err, sizeof(err)) == DAO_OK && sc.ns == 0,
+	       "a trace without kernels: 0");
+	{
+		/* a profile of another trace is refused, out untouched */
+		struct dao_trace *t = parse(wb_then_fetch), *u = parse(H "b 1 100\nk k0 1 r=1 w=- rw=-\n");
+		struct trace_profile p;
+		dao_status st;
+
+		if (trace_profile_build(u, 1, &p))
+			tap_bail("profile");
+		sc.ns = 7;
+		st = segment_cut_bound(t, &p, &m, 1000, &sc, err, sizeof(err));
+		tap_ok(st == DAO_ERR_INVALID && strstr(err, "kernels") && sc.ns == 7,
+		       "a profile that is not the trace's is refused (%s)", err);
+		trace_profile_free(&p);
+		dao_trace_free(t);
+		dao_trace_free(u);
+	}
+}
+
+/* A random trace: nb buffers of 1..1000 bytes, nk kernels of 1..3
+ * operands, random flops, some frees. */
+static char *random_trace(unsigned *seed, int nb, int nk)
+{
+	size_t cap = 64 + (size_t)nb * 32 + (size_t)nk * 128, n = 0;
+	char *s = malloc(cap);
+	int *freed = calloc((size_t)nb + 1, sizeof(int));
+
+	n += (size_t)snprintf(s + n, cap - n, H);
+	for (int b = 1; b <= nb; b++)
+		n += (size_t)snprintf(s + n, cap - n, "b %d %d\n", b, 64 * (1 + rand_r(seed) % 16));
+	for (int k = 0; k < nk; k++) {
+		int nops = 1 + rand_r(seed) % 3, ids[3];
+		const char *lists[3] = { "-", "-", "-" };
+		char buf[3][16];
+
+		for (int i = 0; i < nops; i++) {
+			int dup, tries = 0;
+
+			do {
+				ids[i] = 1 + rand_r(seed) % nb;
+				dup = freed[ids[i]];
+				for (int j = 0; j < i; j++)
+					dup |= ids[j] == ids[i];
+			} while (dup && ++tries < 100);
+			if (dup)
+				tap_bail("random trace: no buffer left");
+		}
+		for (int i = 0; i < nops; i++) {
+			int mo = rand_r(seed) % 3;
+
+			while (strcmp(lists[mo], "-") != 0)
+				mo = (mo + 1) % 3;
+			snprintf(buf[mo], sizeof(buf[mo]), "%d", ids[i]);
+			lists[mo] = buf[mo];
+		}
+		n += (size_t)snprintf(s + n, cap - n, "k k%d %d r=%s w=%s rw=%s\n", k,
+				      rand_r(seed) % 40000, lists[0], lists[1], lists[2]);
+		if (rand_r(seed) % 16 == 0 && nb > 4) {
+			int id = 1 + rand_r(seed) % nb, live = 0;
+
+			for (int b = 1; b <= nb; b++)
+				live += !freed[b];
+			if (!freed[id] && live > 4) {
+				freed[id] = 1;
+				n += (size_t)snprintf(s + n, cap - n, "f %d\n", id);
+			}
+		}
+	}
+	free(freed);
+	return s;
+}
+
+static void test_brute(void)
+{
+	unsigned seed = 4242;
+	int same = 1, n = 0;
+
+	for (int i = 0; i < 150; i++) {
+		char *text = random_trace(&seed, 3 + i % 10, 1 + i % 40);
+		struct dao_trace *t = parse(text);
+		struct trace_profile p;
+		struct dao_sim_model m;
+		char err[256];
+
+		if (i % 2)
+			unit_model(&m);
+		else
+			dao_sim_model_preset("h100", &m);
+		trace_profile_build(t, 1, &p);
+		for (int step = 0; step <= 4; step++) {
+			uint64_t budget = p.max_kernel_bytes +
+					  (p.peak_live_bytes - p.max_kernel_bytes) * step / 4;
+			struct segment_cut sc;
+			double want;
+
+			if (segment_cut_bound(t, &p, &m, budget, &sc, err, sizeof(err)))
+				tap_bail("segment cut: %s", err);
+			want = brute(t, &p, &m, budget);
+			n++;
+			if (fabs(sc.exact_ns - want) > 1e-9 * want + 1e-9 ||
+			    sc.ns != (uint64_t)ceil(want - want * 1e-10 - 1e-6)) {
+				if (same)
+					tap_diag("trace %d budget %llu: DP %.6f (%llu ns), brute force %.6f",
+						 i, (unsigned long long)budget, sc.exact_ns,
+						 (unsigned long long)sc.ns, want);
+				same = 0;
+			}
+		}
+		trace_profile_free(&p);
+		dao_trace_free(t);
+		free(text);
+	}
+	tap_ok(same, "%d random traces and budgets: the DP equals the O(K^2) brute force", n);
+}
+
+/* The bound is never above what the executor's replay takes, under every
+ * policy, on three devices (copy-bound h100, balanced unit, a contiguous
+ * pool that must evict to defragment), at four budgets. */
+static void test_below_policies(void)
+{
+	static const dao_policy pols[] = { DAO_POLICY_DAO, DAO_POLICY_BELADY, DAO_POLICY_LRU,
+					   DAO_POLICY_FIFO };
+	unsigned seed = 99;
+	int runs = 0, failed = 0, below = 1, above_compute = 1, closest_set = 0;
+	double closest = 0;
+
+	for (int i = 0; i < 60; i++) {
+		char *text = random_trace(&seed, 5 + i % 10, 20 + 3 * i);
+		struct dao_trace *t = parse(text);
+		struct trace_profile p;
+		struct dao_sim_model m;
+		char err[256];
+
+		if (i % 3 == 0)
+			dao_sim_model_preset("h100", &m);
+		else
+			unit_model(&m);
+		m.contiguous = i % 3 == 2;
+		trace_profile_build(t, 1, &p);
+		for (int frac = 1; frac <= 4; frac++) {
+			uint64_t budget = frac == 4 ? p.max_kernel_bytes : p.peak_live_bytes / (uint64_t)frac;
+			struct segment_cut sc;
+
+			if (budget < p.max_kernel_bytes)
+				budget = p.max_kernel_bytes;
+			if (segment_cut_bound(t, &p, &m, budget, &sc, err, sizeof(err)))
+				tap_bail("segment cut: %s", err);
+			above_compute &= sc.ns >= profile_compute_ns(&p, &m);
+			for (size_t j = 0; j < 4; j++) {
+				struct replay_opts o = { .policy = pols[j], .budget = budget };
+				struct replay_result r;
+
+				runs++;
+				if (replay_sim(t, &p, &o, &m, 0, &r) != DAO_OK) {
+					if (!failed++)
+						tap_diag("  replay failed: %s", r.err);
+					continue;
+				}
+				if (r.sim.end_ns < sc.ns) {
+					below = 0;
+					tap_diag("  trace %d budget %llu %s: modeled %llu ns < segment cut %llu",
+						 i, (unsigned long long)budget, dao_policy_name(pols[j]),
+						 (unsigned long long)r.sim.end_ns,
+						 (unsigned long long)sc.ns);
+				}
+				if (r.sim.end_ns && (!closest_set || (double)r.sim.end_ns / (double)sc.ns < closest)) {
+					closest = (double)r.sim.end_ns / (double)sc.ns;
+					closest_set = 1;
+				}
+				replay_result_free(&r);
+			}
+		}
+		trace_profile_free(&p);
+		dao_trace_free(t);
+		free(text);
+	}
+	tap_ok(failed == 0, "%d random replays, %d failed", runs, failed);
+	tap_ok(below, "the segment-cut bound <= every policy's modeled time (closest: %.4fx)", closest);
+	tap_ok(above_compute, "the segment-cut bound >= the compute time (no cut)");
+}
+
+int main(void)
+{
+	test_hand();
+	test_refusals();
+	test_brute();
+	test_below_policies();
+	tap_plan_done();
+	return tap_exit();
+}
