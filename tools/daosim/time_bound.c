@@ -99,7 +99,7 @@ static void start_free(struct start *s)
 
 /* Solve with CLP, from x0 when given; 0, or -1 with err set. */
 static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, double *objval,
-		     double **colsol, char *err, size_t errlen)
+		     size_t *iters, char *err, size_t errlen)
 {
 	CoinBigIndex *start = calloc(lp->ncols + 1, sizeof(*start));
 	int *index = malloc((lp->nnz + 1) * sizeof(*index));
@@ -150,6 +150,7 @@ static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, 
 		ret = Clp_initialPrimalSolve(model);
 	}
 	status = Clp_status(model);
+	*iters = (size_t)Clp_numberIterations(model);
 	if (status == 3) {
 		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
 		goto out;
@@ -160,14 +161,6 @@ static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, 
 		goto out;
 	}
 	*objval = Clp_objectiveValue(model);
-	if (colsol) {
-		*colsol = malloc(lp->ncols * sizeof(**colsol));
-		if (!*colsol) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		memcpy(*colsol, Clp_primalColumnSolution(model), lp->ncols * sizeof(**colsol));
-	}
 	rc = 0;
 out:
 	if (model)
@@ -189,15 +182,19 @@ enum { CLP_BASIC = 1, CLP_AT_UPPER = 2, CLP_AT_LOWER = 3 };
 
 /*
  * A vertex built from the byte LP's greedy (Documentation/daosim.md, "How
- * the time-indexed LP is solved"): keep what the greedy keeps; write each
- * write's dropped data back in the window right after it (L = 0); fetch
+ * the time-indexed LP is solved"): keep what the greedy keeps; write the
+ * dropped written data back from the window right after its write on, as
+ * much per window as the d2h engine moves within the window's kernel time,
+ * the rest carried to later windows (L > 0; the last window takes what is
+ * left); fetch
  * the missing bytes from the last window back, each window as much as its
  * copy engine moves within the window's own length (its kernel or its
  * write-backs), the rest earlier while the device has room at the kernel
  * start in between, else in this window, made longer (W0 takes whatever
  * is left). Its basis: H_t with the fetch row t, E_t with the E row t, D_m
  * with the write-back row m, wb_v with the row of the interval of v that
- * drops the most; w where longer than its kernel, with the copy row that
+ * drops the most; L_m where positive, with the d2h row of window m (its
+ * engine is full); w where longer than its kernel, with the copy row that
  * sets it; Q where positive, with the capacity row it fills or else the
  * h2d row of the window it overflowed; each interval the greedy keeps in
  * part with the capacity row of the kernel it filled (distinct kernels,
@@ -275,6 +272,26 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 			s->x[L->cD + iv->written_at] += wb; /* window written_at + 1 */
 		}
 		r++;
+	}
+	/* Write back as early as the d2h engine allows within each window's
+	 * kernel time, the rest later (L_m > 0, with the d2h row it fills);
+	 * the last window takes whatever is left. */
+	{
+		double backlog = 0.0;
+
+		for (size_t mm = 1; mm <= T; mm++) {
+			double cap = bout * lp->collb[L->cW + mm], d;
+
+			backlog += s->x[L->cD + mm - 1]; /* released in window mm */
+			d = mm < T && backlog > cap ? cap : backlog;
+			s->x[L->cD + mm - 1] = d;
+			backlog -= d;
+			if (mm < T && backlog > 0) {
+				s->x[L->cL + mm - 1] = backlog;
+				s->colstat[L->cL + mm - 1] = CLP_BASIC;
+				s->rowstat[L->rOUT + mm - 1] = CLP_AT_LOWER;
+			}
+		}
 	}
 	/* Fetch as late as the copy engine allows within each window's own
 	 * length (its kernel or its write-backs), earlier where there is room,
@@ -520,7 +537,7 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 		if (st)
 			goto out;
 	}
-	if (clp_solve(&lp, warm ? &ws : NULL, max_seconds, &objval, NULL, err, errlen)) {
+	if (clp_solve(&lp, warm ? &ws : NULL, max_seconds, &objval, &out->iterations, err, errlen)) {
 		st = strstr(err, "memory") ? DAO_ERR_NOMEM :
 		     strstr(err, "within") ? DAO_ERR_RANGE : DAO_ERR_FAILED;
 		goto out;
