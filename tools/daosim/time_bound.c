@@ -181,17 +181,50 @@ struct layout {
 enum { CLP_BASIC = 1, CLP_AT_UPPER = 2, CLP_AT_LOWER = 3 };
 
 /*
+ * The start's write-backs: released[m] bytes become dirty-and-dropped in
+ * window m; each window m < T writes back as much of the backlog as its
+ * d2h engine moves within the window's length (its kernel time, or with
+ * use_w the length the start already gave it), the rest is carried on
+ * (L_m > 0, basic, with window m's d2h row, which it fills); the last
+ * window takes what is left (L_T = 0) and its length is set after.
+ */
+static void write_back(const struct lp *lp, const struct layout *L, size_t T, double bout,
+		       const double *released, int use_w, struct start *s)
+{
+	double backlog = 0.0;
+
+	for (size_t mm = 1; mm <= T; mm++) {
+		double len = use_w ? s->x[L->cW + mm] : lp->collb[L->cW + mm];
+		double cap = bout * len, d;
+
+		backlog += released[mm];
+		d = mm < T && backlog > cap ? cap : backlog;
+		s->x[L->cD + mm - 1] = d;
+		backlog -= d;
+		s->x[L->cL + mm - 1] = mm < T ? backlog : 0.0;
+		if (mm < T && backlog > 0) {
+			s->colstat[L->cL + mm - 1] = CLP_BASIC;
+			s->rowstat[L->rOUT + mm - 1] = CLP_AT_LOWER;
+		} else {
+			s->colstat[L->cL + mm - 1] = CLP_AT_LOWER;
+			s->rowstat[L->rOUT + mm - 1] = CLP_BASIC;
+		}
+	}
+}
+
+/*
  * A vertex built from the byte LP's greedy (Documentation/daosim.md, "How
  * the time-indexed LP is solved"): keep what the greedy keeps; write the
  * dropped written data back from the window right after its write on, as
  * much per window as the d2h engine moves within the window's kernel time,
  * the rest carried to later windows (L > 0; the last window takes what is
- * left); fetch
- * the missing bytes from the last window back, each window as much as its
- * copy engine moves within the window's own length (its kernel or its
- * write-backs), the rest earlier while the device has room at the kernel
+ * left); fetch the missing bytes from the last window back, each window
+ * as much as its copy engine moves within the window's own length (its
+ * kernel or its write-backs), the rest earlier while the device has room at the kernel
  * start in between, else in this window, made longer (W0 takes whatever
- * is left). Its basis: H_t with the fetch row t, E_t with the E row t, D_m
+ * is left); then write back again, now within the windows' lengths so
+ * far (the fetches made some longer), so less is left for the last
+ * window. Its basis: H_t with the fetch row t, E_t with the E row t, D_m
  * with the write-back row m, wb_v with the row of the interval of v that
  * drops the most; L_m where positive, with the d2h row of window m (its
  * engine is full); w where longer than its kernel, with the copy row that
@@ -211,6 +244,7 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 	size_t *full = malloc((n + 1) * sizeof(*full));
 	size_t *pick = malloc((nv + 1) * sizeof(*pick)); /* per version: its row's interval */
 	double *opened = calloc(T + 1, sizeof(*opened));  /* E as a difference array */
+	double *released = malloc((T + 1) * sizeof(*released)); /* write-back data per window */
 	dao_status st = DAO_ERR_NOMEM;
 	double R = 0.0;
 
@@ -218,7 +252,7 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 	s->stat = malloc(L->ncols + L->nrows);
 	s->colstat = s->stat;
 	s->rowstat = s->stat ? s->stat + L->ncols : NULL;
-	if (!kept || !full || !pick || !opened || !s->x || !s->colstat || !s->rowstat)
+	if (!kept || !full || !pick || !opened || !released || !s->x || !s->colstat || !s->rowstat)
 		goto out;
 	st = lp_bound_kept(p, budget, kept, full, err, errlen);
 	if (st)
@@ -273,26 +307,9 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 		}
 		r++;
 	}
-	/* Write back as early as the d2h engine allows within each window's
-	 * kernel time, the rest later (L_m > 0, with the d2h row it fills);
-	 * the last window takes whatever is left. */
-	{
-		double backlog = 0.0;
-
-		for (size_t mm = 1; mm <= T; mm++) {
-			double cap = bout * lp->collb[L->cW + mm], d;
-
-			backlog += s->x[L->cD + mm - 1]; /* released in window mm */
-			d = mm < T && backlog > cap ? cap : backlog;
-			s->x[L->cD + mm - 1] = d;
-			backlog -= d;
-			if (mm < T && backlog > 0) {
-				s->x[L->cL + mm - 1] = backlog;
-				s->colstat[L->cL + mm - 1] = CLP_BASIC;
-				s->rowstat[L->rOUT + mm - 1] = CLP_AT_LOWER;
-			}
-		}
-	}
+	for (size_t mm = 1; mm <= T; mm++)
+		released[mm] = s->x[L->cD + mm - 1];
+	write_back(lp, L, T, bout, released, 0, s);
 	/* Fetch as late as the copy engine allows within each window's own
 	 * length (its kernel or its write-backs), earlier where there is room,
 	 * from the last window back: R is what later kernels still need. */
@@ -340,6 +357,7 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 		}
 		s->x[L->cW + mm] = w;
 	}
+	write_back(lp, L, T, bout, released, 1, s);
 	{ /* the last window runs the last kernel and write-backs only */
 		double c = lp->collb[L->cW + T], out = s->x[L->cD + T - 1] / bout;
 
@@ -355,6 +373,7 @@ out:
 	free(full);
 	free(pick);
 	free(opened);
+	free(released);
 	return st;
 }
 
