@@ -89,6 +89,7 @@ struct start {
 	double *x;
 	unsigned char *stat; /* CLP's layout: columns, then rows */
 	unsigned char *colstat, *rowstat;
+	double value; /* its objective: the sum of the windows' lengths */
 };
 
 static void start_free(struct start *s)
@@ -178,7 +179,7 @@ struct layout {
 };
 
 /* CLP's status codes (ClpSimplex::Status). */
-enum { CLP_BASIC = 1, CLP_AT_UPPER = 2, CLP_AT_LOWER = 3 };
+enum { CLP_BASIC = 1, CLP_AT_UPPER = 2, CLP_AT_LOWER = 3, CLP_SUPERBASIC = 4 };
 
 /*
  * The start's write-backs: released[m] bytes become dirty-and-dropped in
@@ -235,9 +236,9 @@ static void write_back(const struct lp *lp, const struct layout *L, size_t T, do
  * the matrix were singular CLP would replace columns by slacks itself.
  */
 static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
-			     const struct layout *L, uint64_t budget, double scale, double bin,
-			     double bout, const double *comp, struct start *s, char *err,
-			     size_t errlen)
+			     const struct layout *L, uint64_t budget, uint64_t reserve,
+			     double scale, double bin, double bout, const double *comp,
+			     struct start *s, char *err, size_t errlen)
 {
 	size_t T = p->nkernels, n = p->nintervals, nv = p->nversions;
 	uint64_t *kept = malloc((n + 1) * sizeof(*kept));
@@ -254,7 +255,7 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 	s->rowstat = s->stat ? s->stat + L->ncols : NULL;
 	if (!kept || !full || !pick || !opened || !released || !s->x || !s->colstat || !s->rowstat)
 		goto out;
-	st = lp_bound_kept(p, budget, kept, full, err, errlen);
+	st = lp_bound_kept(p, budget - reserve, kept, full, err, errlen);
 	if (st)
 		goto out;
 	memset(s->colstat, CLP_AT_LOWER, L->ncols);
@@ -274,6 +275,9 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 		opened[iv->end] -= e;
 		if (kept[j] == 0) {
 			s->colstat[c] = CLP_AT_UPPER;
+		} else if (kept[j] < iv->bytes && full[j] < T && reserve) {
+			/* its kernel is not full in the LP (reserve is free) */
+			s->colstat[c] = CLP_SUPERBASIC;
 		} else if (kept[j] < iv->bytes && full[j] < T) {
 			s->colstat[c] = CLP_BASIC;
 			s->rowstat[L->rC + full[j]] = CLP_AT_UPPER;
@@ -326,6 +330,9 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 					      0.0 :
 					      lp->rowub[L->rC + mm - 1] + s->x[L->cE + mm - 1];
 
+			if (reserve && room > 0) /* round-off of the kept bytes */
+				room -= 1e-9 * (double)budget / scale;
+
 			room = room > 0 ? room : 0.0;
 			if (carry > room) {
 				carry = room;
@@ -367,6 +374,9 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 			s->rowstat[L->rOUT + T - 1] = CLP_AT_LOWER;
 		}
 	}
+	s->value = 0.0;
+	for (size_t mm = 0; mm <= T; mm++)
+		s->value += s->x[L->cW + mm];
 	st = DAO_OK;
 out:
 	free(kept);
@@ -375,6 +385,65 @@ out:
 	free(opened);
 	free(released);
 	return st;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The start the simplex gets: warm_start's vertex for the reserve (device
+ * bytes the greedy leaves free at every kernel, for fetching ahead) that
+ * gives the smallest objective among 0 and r0 * 2^k, k = -2, -1, 0, 1, ...,
+ * r0 being the bytes the h2d engine moves during the median kernel; tried
+ * in increasing order until the objective has grown twice in a row or the
+ * reserve leaves less than the largest kernel's operands.
+ */
+static dao_status best_start(const struct trace_profile *p, const struct lp *lp,
+			     const struct layout *L, uint64_t budget, double scale, double bin,
+			     double bout, const double *comp, struct start *best, char *err,
+			     size_t errlen)
+{
+	size_t T = p->nkernels;
+	double *c = malloc(T * sizeof(*c)), r0;
+	dao_status st;
+	int worse = 0;
+
+	if (!c)
+		return DAO_ERR_NOMEM;
+	for (size_t t = 0; t < T; t++)
+		c[t] = lp->collb[L->cW + t + 1];
+	qsort(c, T, sizeof(*c), cmp_double);
+	r0 = bin * c[T / 2] * scale; /* bytes */
+	free(c);
+	st = warm_start(p, lp, L, budget, 0, scale, bin, bout, comp, best, err, errlen);
+	if (st || !(r0 >= 1.0))
+		return st;
+	for (double r = r0 / 4; worse < 2 && r < (double)budget; r *= 2) {
+		struct start s = { 0 };
+		uint64_t reserve = (uint64_t)r;
+
+		if (budget - reserve < p->max_kernel_bytes)
+			break;
+		st = warm_start(p, lp, L, budget, reserve, scale, bin, bout, comp, &s, err,
+				errlen);
+		if (st) {
+			start_free(&s);
+			return st;
+		}
+		if (s.value < best->value) {
+			start_free(best);
+			*best = s;
+			worse = 0;
+		} else {
+			start_free(&s);
+			worse++;
+		}
+	}
+	return DAO_OK;
 }
 
 dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_model *m,
@@ -552,7 +621,7 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 		struct layout lay = { cW, cH, cD, cQ, cE, cL, cE_j, cWB, ncols,
 				      rIN, rOUT, rQ, rE, rC, rL, rV, nrows };
 
-		st = warm_start(p, &lp, &lay, budget, scale, bin, bout, comp, &ws, err, errlen);
+		st = best_start(p, &lp, &lay, budget, scale, bin, bout, comp, &ws, err, errlen);
 		if (st)
 			goto out;
 	}
