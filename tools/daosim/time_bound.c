@@ -24,10 +24,12 @@
  * previous use.
  *
  * CLP's primal simplex starts from a vertex built from the byte LP's
- * greedy (warm_start): from CLP's own start the solve grew about
- * quadratically (minutes at 10,000 kernels); from this one it takes a few
- * hundred to a few thousand iterations on traces of 50,000 kernels. The
- * start changes the path, not the LP: CLP still proves the optimum.
+ * greedy with the write-backs placed in idle d2h time (warm_start, the
+ * best of a few reserves for fetching ahead: best_start): from CLP's own
+ * start the solve grew about quadratically (minutes at 10,000 kernels);
+ * from this one the deep-learning and tiled traces of 50,000 kernels take
+ * 0-10 iterations, the stencil sweeps still 13,000-25,000. The start
+ * changes the path, not the LP: CLP still proves the optimum.
  */
 #include <coin/Clp_C_Interface.h>
 #include <math.h>
@@ -215,24 +217,26 @@ static void write_back(const struct lp *lp, const struct layout *L, size_t T, do
 
 /*
  * A vertex built from the byte LP's greedy (Documentation/daosim.md, "How
- * the time-indexed LP is solved"): keep what the greedy keeps; write the
+ * the time-indexed LP is solved"): keep what the greedy keeps within
+ * budget - reserve (reserve bytes stay free for fetching ahead); write the
  * dropped written data back from the window right after its write on, as
  * much per window as the d2h engine moves within the window's kernel time,
  * the rest carried to later windows (L > 0; the last window takes what is
  * left); fetch the missing bytes from the last window back, each window
  * as much as its copy engine moves within the window's own length (its
- * kernel or its write-backs), the rest earlier while the device has room at the kernel
- * start in between, else in this window, made longer (W0 takes whatever
- * is left); then write back again, now within the windows' lengths so
- * far (the fetches made some longer), so less is left for the last
- * window. Its basis: H_t with the fetch row t, E_t with the E row t, D_m
- * with the write-back row m, wb_v with the row of the interval of v that
- * drops the most; L_m where positive, with the d2h row of window m (its
- * engine is full); w where longer than its kernel, with the copy row that
- * sets it; Q where positive, with the capacity row it fills or else the
- * h2d row of the window it overflowed; each interval the greedy keeps in
- * part with the capacity row of the kernel it filled (distinct kernels,
- * lp_bound.h); every other row's slack. One basic variable per row; where
+ * kernel or its write-backs), the rest earlier while the device has room
+ * at the kernel start in between, else in this window, made longer (W0
+ * takes whatever is left); then write back again, now within the windows'
+ * lengths so far (the fetches made some longer), so less is left for the
+ * last window. Its basis: H_t with the fetch row t, E_t with the E row t,
+ * D_m with the write-back row m, wb_v with the row of the interval of v
+ * that drops the most; L_m where positive, with the d2h row of window m
+ * (its engine is full); w where longer than its kernel, with the copy row
+ * that sets it; Q where positive, with the capacity row it fills or else
+ * the h2d row of the window it overflowed; each interval the greedy keeps
+ * in part with the capacity row of the kernel it filled (distinct kernels,
+ * lp_bound.h) when reserve is 0, else superbasic (that kernel is not full
+ * in the LP); every other row's slack. One basic variable per row; where
  * the matrix were singular CLP would replace columns by slacks itself.
  */
 static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
