@@ -24,10 +24,12 @@
  * previous use.
  *
  * CLP's primal simplex starts from a vertex built from the byte LP's
- * greedy (warm_start): from CLP's own start the solve grew about
- * quadratically (minutes at 10,000 kernels); from this one it takes a few
- * hundred to a few thousand iterations on traces of 50,000 kernels. The
- * start changes the path, not the LP: CLP still proves the optimum.
+ * greedy with the write-backs placed in idle d2h time (warm_start, the
+ * best of a few reserves for fetching ahead: best_start): from CLP's own
+ * start the solve grew about quadratically (minutes at 10,000 kernels);
+ * from this one the deep-learning and tiled traces of 50,000 kernels take
+ * 0-10 iterations, the stencil sweeps still 13,000-25,000. The start
+ * changes the path, not the LP: CLP still proves the optimum.
  */
 #include <coin/Clp_C_Interface.h>
 #include <math.h>
@@ -89,6 +91,7 @@ struct start {
 	double *x;
 	unsigned char *stat; /* CLP's layout: columns, then rows */
 	unsigned char *colstat, *rowstat;
+	double value; /* its objective: the sum of the windows' lengths */
 };
 
 static void start_free(struct start *s)
@@ -99,7 +102,7 @@ static void start_free(struct start *s)
 
 /* Solve with CLP, from x0 when given; 0, or -1 with err set. */
 static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, double *objval,
-		     double **colsol, char *err, size_t errlen)
+		     size_t *iters, char *err, size_t errlen)
 {
 	CoinBigIndex *start = calloc(lp->ncols + 1, sizeof(*start));
 	int *index = malloc((lp->nnz + 1) * sizeof(*index));
@@ -150,6 +153,7 @@ static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, 
 		ret = Clp_initialPrimalSolve(model);
 	}
 	status = Clp_status(model);
+	*iters = (size_t)Clp_numberIterations(model);
 	if (status == 3) {
 		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
 		goto out;
@@ -160,14 +164,6 @@ static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, 
 		goto out;
 	}
 	*objval = Clp_objectiveValue(model);
-	if (colsol) {
-		*colsol = malloc(lp->ncols * sizeof(**colsol));
-		if (!*colsol) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		memcpy(*colsol, Clp_primalColumnSolution(model), lp->ncols * sizeof(**colsol));
-	}
 	rc = 0;
 out:
 	if (model)
@@ -185,35 +181,75 @@ struct layout {
 };
 
 /* CLP's status codes (ClpSimplex::Status). */
-enum { CLP_BASIC = 1, CLP_AT_UPPER = 2, CLP_AT_LOWER = 3 };
+enum { CLP_BASIC = 1, CLP_AT_UPPER = 2, CLP_AT_LOWER = 3, CLP_SUPERBASIC = 4 };
+
+/*
+ * The start's write-backs: released[m] bytes become dirty-and-dropped in
+ * window m; each window m < T writes back as much of the backlog as its
+ * d2h engine moves within the window's length (its kernel time, or with
+ * use_w the length the start already gave it), the rest is carried on
+ * (L_m > 0, basic, with window m's d2h row, which it fills); the last
+ * window takes what is left (L_T = 0) and its length is set after.
+ */
+static void write_back(const struct lp *lp, const struct layout *L, size_t T, double bout,
+		       const double *released, int use_w, struct start *s)
+{
+	double backlog = 0.0;
+
+	for (size_t mm = 1; mm <= T; mm++) {
+		double len = use_w ? s->x[L->cW + mm] : lp->collb[L->cW + mm];
+		double cap = bout * len, d;
+
+		backlog += released[mm];
+		d = mm < T && backlog > cap ? cap : backlog;
+		s->x[L->cD + mm - 1] = d;
+		backlog -= d;
+		s->x[L->cL + mm - 1] = mm < T ? backlog : 0.0;
+		if (mm < T && backlog > 0) {
+			s->colstat[L->cL + mm - 1] = CLP_BASIC;
+			s->rowstat[L->rOUT + mm - 1] = CLP_AT_LOWER;
+		} else {
+			s->colstat[L->cL + mm - 1] = CLP_AT_LOWER;
+			s->rowstat[L->rOUT + mm - 1] = CLP_BASIC;
+		}
+	}
+}
 
 /*
  * A vertex built from the byte LP's greedy (Documentation/daosim.md, "How
- * the time-indexed LP is solved"): keep what the greedy keeps; write each
- * write's dropped data back in the window right after it (L = 0); fetch
- * the missing bytes from the last window back, each window as much as its
- * copy engine moves within the window's own length (its kernel or its
- * write-backs), the rest earlier while the device has room at the kernel
- * start in between, else in this window, made longer (W0 takes whatever
- * is left). Its basis: H_t with the fetch row t, E_t with the E row t, D_m
- * with the write-back row m, wb_v with the row of the interval of v that
- * drops the most; w where longer than its kernel, with the copy row that
- * sets it; Q where positive, with the capacity row it fills or else the
- * h2d row of the window it overflowed; each interval the greedy keeps in
- * part with the capacity row of the kernel it filled (distinct kernels,
- * lp_bound.h); every other row's slack. One basic variable per row; where
+ * the time-indexed LP is solved"): keep what the greedy keeps within
+ * budget - reserve (reserve bytes stay free for fetching ahead); write the
+ * dropped written data back from the window right after its write on, as
+ * much per window as the d2h engine moves within the window's kernel time,
+ * the rest carried to later windows (L > 0; the last window takes what is
+ * left); fetch the missing bytes from the last window back, each window
+ * as much as its copy engine moves within the window's own length (its
+ * kernel or its write-backs), the rest earlier while the device has room
+ * at the kernel start in between, else in this window, made longer (W0
+ * takes whatever is left); then write back again, now within the windows'
+ * lengths so far (the fetches made some longer), so less is left for the
+ * last window. Its basis: H_t with the fetch row t, E_t with the E row t,
+ * D_m with the write-back row m, wb_v with the row of the interval of v
+ * that drops the most; L_m where positive, with the d2h row of window m
+ * (its engine is full); w where longer than its kernel, with the copy row
+ * that sets it; Q where positive, with the capacity row it fills or else
+ * the h2d row of the window it overflowed; each interval the greedy keeps
+ * in part with the capacity row of the kernel it filled (distinct kernels,
+ * lp_bound.h) when reserve is 0, else superbasic (that kernel is not full
+ * in the LP); every other row's slack. One basic variable per row; where
  * the matrix were singular CLP would replace columns by slacks itself.
  */
 static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
-			     const struct layout *L, uint64_t budget, double scale, double bin,
-			     double bout, const double *comp, struct start *s, char *err,
-			     size_t errlen)
+			     const struct layout *L, uint64_t budget, uint64_t reserve,
+			     double scale, double bin, double bout, const double *comp,
+			     struct start *s, char *err, size_t errlen)
 {
 	size_t T = p->nkernels, n = p->nintervals, nv = p->nversions;
 	uint64_t *kept = malloc((n + 1) * sizeof(*kept));
 	size_t *full = malloc((n + 1) * sizeof(*full));
 	size_t *pick = malloc((nv + 1) * sizeof(*pick)); /* per version: its row's interval */
 	double *opened = calloc(T + 1, sizeof(*opened));  /* E as a difference array */
+	double *released = malloc((T + 1) * sizeof(*released)); /* write-back data per window */
 	dao_status st = DAO_ERR_NOMEM;
 	double R = 0.0;
 
@@ -221,9 +257,9 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 	s->stat = malloc(L->ncols + L->nrows);
 	s->colstat = s->stat;
 	s->rowstat = s->stat ? s->stat + L->ncols : NULL;
-	if (!kept || !full || !pick || !opened || !s->x || !s->colstat || !s->rowstat)
+	if (!kept || !full || !pick || !opened || !released || !s->x || !s->colstat || !s->rowstat)
 		goto out;
-	st = lp_bound_kept(p, budget, kept, full, err, errlen);
+	st = lp_bound_kept(p, budget - reserve, kept, full, err, errlen);
 	if (st)
 		goto out;
 	memset(s->colstat, CLP_AT_LOWER, L->ncols);
@@ -243,6 +279,9 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 		opened[iv->end] -= e;
 		if (kept[j] == 0) {
 			s->colstat[c] = CLP_AT_UPPER;
+		} else if (kept[j] < iv->bytes && full[j] < T && reserve) {
+			/* its kernel is not full in the LP (reserve is free) */
+			s->colstat[c] = CLP_SUPERBASIC;
 		} else if (kept[j] < iv->bytes && full[j] < T) {
 			s->colstat[c] = CLP_BASIC;
 			s->rowstat[L->rC + full[j]] = CLP_AT_UPPER;
@@ -276,6 +315,9 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 		}
 		r++;
 	}
+	for (size_t mm = 1; mm <= T; mm++)
+		released[mm] = s->x[L->cD + mm - 1];
+	write_back(lp, L, T, bout, released, 0, s);
 	/* Fetch as late as the copy engine allows within each window's own
 	 * length (its kernel or its write-backs), earlier where there is room,
 	 * from the last window back: R is what later kernels still need. */
@@ -291,6 +333,9 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 			double room = s->rowstat[L->rC + mm - 1] == CLP_AT_UPPER ?
 					      0.0 :
 					      lp->rowub[L->rC + mm - 1] + s->x[L->cE + mm - 1];
+
+			if (reserve && room > 0) /* round-off of the kept bytes */
+				room -= 1e-9 * (double)budget / scale;
 
 			room = room > 0 ? room : 0.0;
 			if (carry > room) {
@@ -323,6 +368,7 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 		}
 		s->x[L->cW + mm] = w;
 	}
+	write_back(lp, L, T, bout, released, 1, s);
 	{ /* the last window runs the last kernel and write-backs only */
 		double c = lp->collb[L->cW + T], out = s->x[L->cD + T - 1] / bout;
 
@@ -332,13 +378,76 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 			s->rowstat[L->rOUT + T - 1] = CLP_AT_LOWER;
 		}
 	}
+	s->value = 0.0;
+	for (size_t mm = 0; mm <= T; mm++)
+		s->value += s->x[L->cW + mm];
 	st = DAO_OK;
 out:
 	free(kept);
 	free(full);
 	free(pick);
 	free(opened);
+	free(released);
 	return st;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The start the simplex gets: warm_start's vertex for the reserve (device
+ * bytes the greedy leaves free at every kernel, for fetching ahead) that
+ * gives the smallest objective among 0 and r0 * 2^k, k = -2, -1, 0, 1, ...,
+ * r0 being the bytes the h2d engine moves during the median kernel; tried
+ * in increasing order until the objective has grown twice in a row or the
+ * reserve leaves less than the largest kernel's operands.
+ */
+static dao_status best_start(const struct trace_profile *p, const struct lp *lp,
+			     const struct layout *L, uint64_t budget, double scale, double bin,
+			     double bout, const double *comp, struct start *best, char *err,
+			     size_t errlen)
+{
+	size_t T = p->nkernels;
+	double *c = malloc(T * sizeof(*c)), r0;
+	dao_status st;
+	int worse = 0;
+
+	if (!c)
+		return DAO_ERR_NOMEM;
+	for (size_t t = 0; t < T; t++)
+		c[t] = lp->collb[L->cW + t + 1];
+	qsort(c, T, sizeof(*c), cmp_double);
+	r0 = bin * c[T / 2] * scale; /* bytes */
+	free(c);
+	st = warm_start(p, lp, L, budget, 0, scale, bin, bout, comp, best, err, errlen);
+	if (st || !(r0 >= 1.0))
+		return st;
+	for (double r = r0 / 4; worse < 2 && r < (double)budget; r *= 2) {
+		struct start s = { 0 };
+		uint64_t reserve = (uint64_t)r;
+
+		if (budget - reserve < p->max_kernel_bytes)
+			break;
+		st = warm_start(p, lp, L, budget, reserve, scale, bin, bout, comp, &s, err,
+				errlen);
+		if (st) {
+			start_free(&s);
+			return st;
+		}
+		if (s.value < best->value) {
+			start_free(best);
+			*best = s;
+			worse = 0;
+		} else {
+			start_free(&s);
+			worse++;
+		}
+	}
+	return DAO_OK;
 }
 
 dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_model *m,
@@ -516,11 +625,11 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 		struct layout lay = { cW, cH, cD, cQ, cE, cL, cE_j, cWB, ncols,
 				      rIN, rOUT, rQ, rE, rC, rL, rV, nrows };
 
-		st = warm_start(p, &lp, &lay, budget, scale, bin, bout, comp, &ws, err, errlen);
+		st = best_start(p, &lp, &lay, budget, scale, bin, bout, comp, &ws, err, errlen);
 		if (st)
 			goto out;
 	}
-	if (clp_solve(&lp, warm ? &ws : NULL, max_seconds, &objval, NULL, err, errlen)) {
+	if (clp_solve(&lp, warm ? &ws : NULL, max_seconds, &objval, &out->iterations, err, errlen)) {
 		st = strstr(err, "memory") ? DAO_ERR_NOMEM :
 		     strstr(err, "within") ? DAO_ERR_RANGE : DAO_ERR_FAILED;
 		goto out;

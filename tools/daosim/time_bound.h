@@ -19,6 +19,7 @@ struct time_bound {
 	uint64_t ns;         /* the LP optimum, rounded up to whole ns */
 	double lp_ns;        /* the LP optimum as the solver reports it */
 	size_t rows, cols;   /* LP size */
+	size_t iterations;   /* simplex iterations CLP took, all solves together */
 };
 
 /*

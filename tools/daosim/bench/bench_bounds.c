@@ -97,9 +97,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	pct = atof(argv[i++]);
-	printf("%-28s %7s %9s %5s %12s %12s %9s %9s %9s %12s %12s %9s %9s", "trace", "kernels",
+	printf("%-28s %7s %9s %5s %12s %12s %9s %9s %9s %12s %12s %9s %9s %9s", "trace", "kernels",
 	       "intervals", "pct", "lp_h2d", "lp_d2h", "greedy_s", "glpk_s", "agree", "time_lb_ns",
-	       "ti_lb_ns", "ti_s", "ti_cpu_s");
+	       "ti_lb_ns", "ti_s", "ti_cpu_s", "ti_iters");
 	if (ref)
 		printf(" %12s %9s %9s %9s", "ref_lb_ns", "ref_s", "ref_cpu_s", "ti_agree");
 	printf("\n");
@@ -152,11 +152,11 @@ int main(int argc, char **argv)
 		if (solve_ti(&p, &m, budget, TIME_BOUND_START_GREEDY, ti_limit, argv[i], &tb, &done,
 			     ti, sizeof(ti), &tti, &cti))
 			return 1;
-		printf("%-28s %7zu %9zu %5g %12llu %12llu %9.3f %9.3f %9s %12llu %12s %9.3f %9.3f",
+		printf("%-28s %7zu %9zu %5g %12llu %12llu %9.3f %9.3f %9s %12llu %12s %9.3f %9.3f %9zu",
 		       base, p.nkernels, p.nintervals, pct, (unsigned long long)h,
 		       (unsigned long long)d, tg, tglpk, agree,
 		       (unsigned long long)report_time_bound_ns(&m, profile_compute_ns(&p, &m), h, d),
-		       ti, tti, cti);
+		       ti, tti, cti, tb.iterations);
 		if (ref) {
 			struct time_bound rb;
 			char rt[32];
