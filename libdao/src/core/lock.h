@@ -34,13 +34,14 @@ static inline void cpu_relax(void)
 
 /*
  * Wait without dev->mu, without leaving the CPU, until *counter (written
- * with relaxed atomics by the other side) differs from seen, for at most
- * DEV_SPIN_NS; true when it changed. For waits on another CPU's work that
- * usually ends within a microsecond, where sleeping and being woken would
- * cost several.
+ * with relaxed atomics by the other side) differs from seen, or *also (when
+ * not NULL) differs from also_seen, for at most DEV_SPIN_NS; true when one
+ * changed. For waits on another CPU's work that usually ends within a
+ * microsecond, where sleeping and being woken would cost several.
  */
 #define DEV_SPIN_NS 20000ull
-bool dev_spin_until_changed(const uint64_t *counter, uint64_t seen);
+bool dev_spin_until_changed(const uint64_t *counter, uint64_t seen, const uint64_t *also,
+			    uint64_t also_seen);
 
 static inline void dev_lock_mark(struct device *d)
 {

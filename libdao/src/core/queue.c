@@ -8,6 +8,7 @@
 
 #include "core/lock.h"
 #include "core/queue.h"
+#include "core/victim.h"
 
 /* Ops up to this size (a kernel of up to 8 distinct operands with a name
  * of up to 63 characters) are recycled; a device keeps at most OP_CACHE_MAX
@@ -84,19 +85,43 @@ void queue_push(struct device *d, struct op *op)
 		d->q.head = op;
 	d->q.tail = op;
 	d->q.queued++;
-	if (op->ctx)
-		op->ctx->queued++;
+	/* A launch through the inbox counted its op before publishing it. */
+	if (op->ctx && !op->in_inbox)
+		__atomic_fetch_add(&op->ctx->queued, 1, __ATOMIC_RELAXED);
 	if (op->blocking)
 		d->q.flush++;
 	/* Relaxed: the executor's poll only needs to see it change. */
 	__atomic_store_n(&d->q.pushed, d->q.pushed + 1, __ATOMIC_RELAXED);
-	d->q.push_cpu = __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED);
+	if (!op->in_inbox)
+		__atomic_store_n(&d->push_cpu, __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
 	if (!d->res.pf_op) {
 		d->res.pf_op = op;
 		d->res.pf_idx = 0;
 	}
-	if (d->exec_waiting)
+	if (__atomic_load_n(&d->exec_waiting, __ATOMIC_SEQ_CST))
 		pthread_cond_signal(&d->work_cv);
+}
+
+/* Append op's uses to each record's list of upcoming uses. */
+void table_append(struct device *d, struct op *op)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct opnd *u = &op->opnd[i];
+		struct rec *r = u->rec;
+
+		u->op = op;
+		u->next_use = NULL;
+		if (r->use_tail) {
+			r->use_tail->next_use = u;
+		} else {
+			r->use_head = u;
+			/* Its next use just became known: re-rank it. */
+			if (r->blk && !r->pin)
+				victim_update(d, r);
+		}
+		r->use_tail = u;
+	}
 }
 
 /* Every caller waits for an op to finish and looks again after this
@@ -112,7 +137,7 @@ void wait_done(struct device *d)
 
 	if (d->q.queued && exec >= 0 && me >= 0 && exec != me) {
 		dev_unlock(d);
-		dev_spin_until_changed(&d->q.finished, seen);
+		dev_spin_until_changed(&d->q.finished, seen, NULL, 0);
 		dev_lock(d);
 		if (d->q.finished != seen)
 			return;
@@ -169,6 +194,8 @@ void queue_op_finished(struct device *d, struct ctx *c, bool blocking)
 	if (!d->done_waiters)
 		return;
 	if (blocking || d->done_waiters > d->window_waiters ||
-	    (c && c->window_waiters && (c->queued <= d->lookahead / 2 || c->failure || d->failure)))
+	    (c && c->window_waiters &&
+	     (__atomic_load_n(&c->queued, __ATOMIC_RELAXED) <= d->lookahead / 2 || c->failure ||
+	      d->failure)))
 		pthread_cond_broadcast(&d->done_cv);
 }

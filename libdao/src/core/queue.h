@@ -8,7 +8,11 @@
 
 #include "core/objects.h"
 
+/* Ops pushed with dev->mu held go through inbox_push (inbox.h), which
+ * first moves the launches claimed before them into the queue. */
 void queue_push(struct device *d, struct op *op);
+/* Append op's uses to its operands' lists of upcoming uses (the table). */
+void table_append(struct device *d, struct op *op);
 /* Deterministic mode: wait until a non-blocking op may be queued. */
 void queue_wait_turn(struct device *d);
 /* Sleep on done_cv (signalled after every op the executor finishes). */
