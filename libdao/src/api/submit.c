@@ -51,30 +51,6 @@ dao_status dao_launch(dao_ctx ctx, dao_kernel_fn fn, void *user, const dao_opera
 	return dao_launch_named(ctx, NULL, 0, fn, user, ops, count);
 }
 
-/* The op, its arrays and its name in one block of `bytes` (launch_bytes). */
-static size_t launch_bytes(size_t count, size_t namelen)
-{
-	return sizeof(struct op) +
-	       count * (sizeof(struct karg) + sizeof(struct opnd) + sizeof(void *) +
-			sizeof(uint64_t)) +
-	       namelen + 1;
-}
-
-static void launch_layout(struct op *op, size_t count, const char *name, size_t namelen)
-{
-	char *p;
-
-	op->args = (struct karg *)(op + 1);
-	op->opnd = (struct opnd *)(op->args + count);
-	op->ptrs = (void **)(op->opnd + count);
-	op->sizes = (uint64_t *)(op->ptrs + count);
-	p = (char *)(op->sizes + count);
-	if (name)
-		memcpy(p, name, namelen);
-	p[namelen] = 0;
-	op->name = name ? p : NULL;
-}
-
 static dao_status over_budget(const struct device *d, const char *name, uint64_t need)
 {
 	dao_err("kernel %s needs %llu bytes of operands, more than the device budget of %llu",
@@ -101,7 +77,7 @@ static bool window_spin(struct ctx *c)
 	for (;;) {
 		uint64_t seen = __atomic_load_n(&d->q.finished, __ATOMIC_RELAXED);
 
-		if (__atomic_load_n(&c->queued, __ATOMIC_RELAXED) <= d->lookahead / 2)
+		if (ctx_queued(c) <= d->lookahead / 2)
 			return true;
 		if (__atomic_load_n(&c->failure, __ATOMIC_RELAXED) ||
 		    __atomic_load_n(&d->failure, __ATOMIC_RELAXED) ||
@@ -116,23 +92,24 @@ static bool window_spin(struct ctx *c)
  * and the cell is claimed and published before slot_mu is let go, so a
  * release that follows finds the op (inbox_drain_all). *locked is set when
  * the launch must take dev->mu instead: a failed context or device (the
- * locked path says so), a full window (it waits there) or a full ring.
+ * locked path says so), a full window (it waits there) or a full ring
+ * (then also *uncount: the op was counted into the window already).
  * Errors of the job's own (handles, budget) are reported here, nothing
  * queued.
  */
 static dao_status launch_inbox(struct ctx *c, const char *name, size_t namelen, uint64_t flops,
 			       dao_kernel_fn fn, void *user, const dao_operand *ops,
-			       size_t count, bool *locked)
+			       size_t count, bool *locked, bool *uncount)
 {
 	struct device *d = c->dev;
 	struct karg args[INBOX_OPERANDS];
-	struct opnd opnd[INBOX_OPERANDS];
-	uint64_t sizes[INBOX_OPERANDS], need = 0;
+	struct inbox_opnd opnd[INBOX_OPERANDS];
+	uint64_t need = 0, pos;
 	uint32_t nopnd = 0;
 	dao_status st = DAO_OK;
-	struct op *op;
+	struct inbox_cell *cell;
 
-	if (__atomic_load_n(&c->queued, __ATOMIC_RELAXED) > d->lookahead && !window_spin(c)) {
+	if (ctx_queued(c) > d->lookahead && !window_spin(c)) {
 		*locked = true;
 		return DAO_OK;
 	}
@@ -152,7 +129,6 @@ static dao_status launch_inbox(struct ctx *c, const char *name, size_t namelen, 
 		if (st != DAO_OK)
 			goto out;
 		r = s->rec;
-		sizes[i] = s->len;
 		if (!s->len) {
 			args[i] = (struct karg){ .rec = NULL };
 			continue;
@@ -164,7 +140,7 @@ static dao_status launch_inbox(struct ctx *c, const char *name, size_t namelen, 
 		for (j = 0; j < nopnd && opnd[j].rec != r; j++)
 			;
 		if (j == nopnd) {
-			opnd[nopnd++] = (struct opnd){ .rec = r, .mode = 0 };
+			opnd[nopnd++] = (struct inbox_opnd){ .rec = r, .mode = 0 };
 			need += r->asize;
 		}
 		opnd[j].mode |= m;
@@ -174,25 +150,36 @@ static dao_status launch_inbox(struct ctx *c, const char *name, size_t namelen, 
 		st = over_budget(d, name, need);
 		goto out;
 	}
-	op = inbox_claim(d, launch_bytes(count, namelen));
-	if (!op) {
+	/* Again under slot_mu, which the context's other launches take
+	 * too: the window holds exactly as it does on the locked path. */
+	if (ctx_queued(c) > d->lookahead) {
 		*locked = true;
 		goto out;
 	}
-	launch_layout(op, count, name, namelen);
-	memcpy(op->args, args, count * sizeof(*args));
-	memcpy(op->opnd, opnd, nopnd * sizeof(*opnd));
-	memcpy(op->sizes, sizes, count * sizeof(*sizes));
-	op->kind = OP_KERNEL;
-	op->ctx = c;
-	op->fn = fn;
-	op->user = user;
-	op->flops = flops;
-	op->nargs = (uint32_t)count;
-	op->nopnd = nopnd;
-	/* Before it can run: the executor counts it down after. */
-	__atomic_fetch_add(&c->queued, 1, __ATOMIC_RELAXED);
-	inbox_publish(d, op);
+	/* Counted before the cell is written: a locked add after those
+	 * writes would wait for all of them to reach the cache. */
+	__atomic_fetch_add(&c->launched, 1, __ATOMIC_RELAXED);
+	cell = inbox_claim(d, &pos);
+	if (!cell) {
+		*locked = *uncount = true;
+		goto out;
+	}
+	/* What the op needs and no more: the side that holds dev->mu
+	 * builds the op from it (inbox.c). */
+	cell->fn = fn;
+	cell->user = user;
+	cell->ctx = c;
+	cell->flops = flops;
+	cell->nargs = (uint32_t)count;
+	cell->nopnd = nopnd;
+	cell->named = name != NULL;
+	memcpy(cell->args, args, count * sizeof(*args));
+	memcpy(cell->opnd, opnd, nopnd * sizeof(*opnd));
+	if (name) {
+		memcpy(cell->name, name, namelen);
+		cell->name[namelen] = 0;
+	}
+	inbox_publish(d, pos);
 out:
 	pthread_mutex_unlock(&c->slot_mu);
 	if (st == DAO_OK && !*locked)
@@ -213,16 +200,16 @@ static dao_status launch_locked(struct ctx *c, const char *name, size_t namelen,
 
 	/* Bounded run-ahead: the lookahead window. */
 	while ((st = context_usable(c)) == DAO_OK &&
-	       __atomic_load_n(&c->queued, __ATOMIC_RELAXED) > d->lookahead)
+	       ctx_queued(c) > d->lookahead)
 		queue_wait_window(d, c);
 	if (st == DAO_OK)
 		queue_wait_turn(d);
 	if (st != DAO_OK)
 		return st;
-	op = op_alloc(d, launch_bytes(count, namelen));
+	op = op_alloc(d, op_bytes(count, namelen));
 	if (!op)
 		return DAO_ERR_NOMEM;
-	launch_layout(op, count, name, namelen);
+	op_layout(op, count, name, namelen);
 	d->stamp++;
 	for (size_t i = 0; st == DAO_OK && i < count; i++) {
 		struct rec *r;
@@ -277,7 +264,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 {
 	struct ctx *c;
 	size_t namelen = name ? strnlen(name, 255) : 0;
-	bool locked = false;
+	bool locked = false, uncount = false;
 	dao_status st;
 
 	if (count && !ops)
@@ -291,13 +278,21 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	if (st != DAO_OK)
 		return st;
 	if (inbox_enabled(c->dev) && count <= INBOX_OPERANDS && namelen < INBOX_NAME_MAX) {
-		st = launch_inbox(c, name, namelen, flops, fn, user, ops, count, &locked);
+		st = launch_inbox(c, name, namelen, flops, fn, user, ops, count, &locked,
+				  &uncount);
 		if (!locked) {
 			ctx_leave_unlocked(c);
 			return st;
 		}
 	}
 	ctx_lock_device(c);
+	if (uncount) {
+		/* Under dev->mu, where the executor decides whom to wake: a
+		 * launch asleep on this window may have missed its turn. */
+		__atomic_fetch_sub(&c->launched, 1, __ATOMIC_RELAXED);
+		if (c->dev->done_waiters)
+			pthread_cond_broadcast(&c->dev->done_cv);
+	}
 	st = launch_locked(c, name, namelen, flops, fn, user, ops, count);
 	ctx_leave(c);
 	return st;

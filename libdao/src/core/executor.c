@@ -150,7 +150,7 @@ static void poll_for_work(struct device *d)
 	uint64_t cell_seen = 0;
 
 	if (inbox_enabled(d)) {
-		cell = &d->inbox.seq[d->inbox.head & (d->inbox.cells - 1)];
+		cell = inbox_seq(&d->inbox, d->inbox.head);
 		cell_seen = d->inbox.head;
 	}
 	dev_unlock(d);
@@ -221,7 +221,7 @@ static void *executor_main(void *arg)
 		blocking = op->blocking;
 		d->q.queued--;
 		if (c)
-			__atomic_fetch_sub(&c->queued, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->finished, c->finished + 1, __ATOMIC_RELEASE);
 		if (blocking) {
 			d->q.flush--;
 			op->done = true; /* the waiter owns op from here on */

@@ -9,12 +9,6 @@
 
 #include "core/objects.h"
 
-/* Kernels of at most this many operands (and names of at most
- * INBOX_NAME_MAX - 1 characters) go through the inbox; larger ones take
- * dev->mu. */
-#define INBOX_OPERANDS 8u
-#define INBOX_NAME_MAX 64u
-
 /* At device creation: an inbox unless the device is deterministic or
  * traced (there every launch takes dev->mu). false: out of memory. */
 bool inbox_init(struct device *d);
@@ -25,14 +19,22 @@ static inline bool inbox_enabled(const struct device *d)
 	return d->inbox.cells != 0;
 }
 
+/* Cell pos's sequence number, one to a cache line: the job's thread
+ * publishes a cell while the executor gives back the one before. */
+#define INBOX_SEQ_STRIDE 8u
+static inline uint64_t *inbox_seq(const struct dev_inbox *ib, uint64_t pos)
+{
+	return &ib->seq[(pos & (ib->cells - 1)) * INBOX_SEQ_STRIDE];
+}
+
 /*
  * Job side, with c->slot_mu held and without dev->mu: claim the next cell,
  * or NULL when the ring is full (the caller takes dev->mu instead). The
- * op of at least `bytes` bytes is the caller's to fill in until
- * inbox_publish hands it over.
+ * cell is the caller's to fill in (every field but name, which only when
+ * named) until inbox_publish hands it over; *pos is its position.
  */
-struct op *inbox_claim(struct device *d, size_t bytes);
-void inbox_publish(struct device *d, struct op *op);
+struct inbox_cell *inbox_claim(struct device *d, uint64_t *pos);
+void inbox_publish(struct device *d, uint64_t pos);
 /* After inbox_publish and c->slot_mu: wake the executor if it sleeps. */
 void inbox_kick(struct device *d);
 
@@ -44,8 +46,8 @@ void inbox_drain_slow(struct device *d);
 static inline void inbox_drain(struct device *d)
 {
 	if (d->inbox.cells &&
-	    __atomic_load_n(&d->inbox.seq[d->inbox.head & (d->inbox.cells - 1)],
-			    __ATOMIC_SEQ_CST) == d->inbox.head + 1)
+	    __atomic_load_n(inbox_seq(&d->inbox, d->inbox.head), __ATOMIC_SEQ_CST) ==
+		    d->inbox.head + 1)
 		inbox_drain_slow(d);
 }
 void inbox_drain_all(struct device *d);

@@ -32,6 +32,17 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* Ask for the cache line at p in a state this CPU may write (a hint). */
+static inline void prefetch_for_write(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* prefetchw: a no-op where the CPU lacks it. */
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
+}
+
 /*
  * Wait without dev->mu, without leaving the CPU, until *counter (written
  * with relaxed atomics by the other side) differs from seen, or *also (when

@@ -189,19 +189,43 @@ struct dev_queue {
 };
 
 /*
- * Kernels launched without dev->mu (inbox.c): a bounded ring whose cells
- * hold the ops themselves. A launch claims position p (a compare-and-swap
- * on tail while cell p's sequence number says it is free), fills the cell
- * and sets the sequence number to p + 1; whoever holds dev->mu moves the
- * published cells, in position order, into the queue and the table; the
- * executor gives a cell back (p + cells) once its op is finished.
- * cells == 0: the device has no inbox (deterministic or traced).
+ * Kernels launched without dev->mu (inbox.c): a bounded ring of cells. A
+ * launch claims position p (a compare-and-swap on tail while cell p's
+ * sequence number says it is free), writes what it resolved into the cell
+ * and sets the sequence number to p + 1; whoever holds dev->mu turns the
+ * published cells, in position order, into the ops of the same index (in
+ * ops, which only that side writes) and puts those into the queue and the
+ * table; the executor gives both back (p + cells) once the op is finished.
+ * A cell is written by the job's thread and only read by the other side,
+ * so its cache lines are never dirty in the executor's cache when the next
+ * launch writes them. cells == 0: the device has no inbox (deterministic
+ * or traced).
  */
+#define INBOX_OPERANDS 8u /* at most this many operands go through the inbox */
+#define INBOX_NAME_MAX 64u /* and names of fewer characters */
+
+struct inbox_cell {
+	dao_kernel_fn fn;
+	void *user;
+	struct ctx *ctx;
+	uint64_t flops;
+	uint32_t nargs;
+	uint32_t nopnd;
+	bool named;
+	struct karg args[INBOX_OPERANDS];
+	struct inbox_opnd {
+		struct rec *rec;
+		uint8_t mode;
+	} opnd[INBOX_OPERANDS];
+	char name[INBOX_NAME_MAX];
+};
+
 struct dev_inbox {
 	/* Set at device creation. */
 	uint64_t *seq __attribute__((aligned(64))); /* per cell */
-	char *mem;      /* the cells: cells * cell_bytes */
-	size_t cell_bytes;
+	struct inbox_cell *cell;
+	char *ops;      /* the op of each cell: cells * op_bytes */
+	size_t op_bytes;
 	uint32_t cells; /* a power of two, or 0 */
 	uint64_t tail __attribute__((aligned(64))); /* next position to claim */
 	uint64_t head __attribute__((aligned(64))); /* next position to drain: dev->mu */
@@ -312,12 +336,23 @@ struct ctx {
 	uint32_t nslots;
 	uint32_t free_head; /* 1-based; 0 none */
 	uint64_t live_handles;
+	/* Ops queued so far (atomic: launches through the inbox count
+	 * without dev->mu). Queued and not finished: ctx_queued(). */
+	uint64_t launched;
 
-	/* Ops queued and not finished: launches through the inbox count up
-	 * without dev->mu, the executor counts down (atomic). */
-	uint64_t queued __attribute__((aligned(64)));
+	/* Ops finished so far: the executor's alone, so the line the job's
+	 * thread writes per launch is never the executor's too. */
+	uint64_t finished __attribute__((aligned(64)));
 	uint32_t window_waiters; /* launches sleeping until its queue drains */
 };
+
+static inline uint64_t ctx_queued(const struct ctx *c)
+{
+	/* finished first: launched, read after, is never below it. */
+	uint64_t done = __atomic_load_n(&c->finished, __ATOMIC_ACQUIRE);
+
+	return __atomic_load_n(&c->launched, __ATOMIC_RELAXED) - done;
+}
 
 static inline bool rec_dirty(const struct rec *r)
 {

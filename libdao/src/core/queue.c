@@ -51,6 +51,29 @@ void op_release(struct device *d, struct op *op)
 	d->q.nfree++;
 }
 
+size_t op_bytes(size_t count, size_t namelen)
+{
+	return sizeof(struct op) +
+	       count * (sizeof(struct karg) + sizeof(struct opnd) + sizeof(void *) +
+			sizeof(uint64_t)) +
+	       namelen + 1;
+}
+
+void op_layout(struct op *op, size_t count, const char *name, size_t namelen)
+{
+	char *p;
+
+	op->args = (struct karg *)(op + 1);
+	op->opnd = (struct opnd *)(op->args + count);
+	op->ptrs = (void **)(op->opnd + count);
+	op->sizes = (uint64_t *)(op->ptrs + count);
+	p = (char *)(op->sizes + count);
+	if (name)
+		memcpy(p, name, namelen);
+	p[namelen] = 0;
+	op->name = name ? p : NULL;
+}
+
 void op_cache_destroy(struct device *d)
 {
 	while (d->q.free_ops) {
@@ -87,7 +110,7 @@ void queue_push(struct device *d, struct op *op)
 	d->q.queued++;
 	/* A launch through the inbox counted its op before publishing it. */
 	if (op->ctx && !op->in_inbox)
-		__atomic_fetch_add(&op->ctx->queued, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&op->ctx->launched, 1, __ATOMIC_RELAXED);
 	if (op->blocking)
 		d->q.flush++;
 	/* Relaxed: the executor's poll only needs to see it change. */
@@ -195,7 +218,7 @@ void queue_op_finished(struct device *d, struct ctx *c, bool blocking)
 		return;
 	if (blocking || d->done_waiters > d->window_waiters ||
 	    (c && c->window_waiters &&
-	     (__atomic_load_n(&c->queued, __ATOMIC_RELAXED) <= d->lookahead / 2 || c->failure ||
+	     (ctx_queued(c) <= d->lookahead / 2 || c->failure ||
 	      d->failure)))
 		pthread_cond_broadcast(&d->done_cv);
 }
