@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/inbox.h"
 #include "core/lock.h"
@@ -171,7 +172,9 @@ void inbox_drain_slow(struct device *d)
 }
 
 /* A claim is a few hundred instructions that wait for nothing, so this
- * waits only for threads that are running (or preempted: then yield). */
+ * waits only for threads that are running, or preempted: then yield, and
+ * after a while sleep, which also lets a claimer of lower priority than
+ * this thread run on its CPU (a yield would not). */
 void inbox_drain_all(struct device *d)
 {
 	struct dev_inbox *ib = &d->inbox;
@@ -184,10 +187,15 @@ void inbox_drain_all(struct device *d)
 		inbox_drain(d);
 		if (ib->head >= until)
 			return;
-		if (i % 64 == 0)
+		if (i >= 4096) {
+			struct timespec pause = { .tv_nsec = 50000 };
+
+			nanosleep(&pause, NULL);
+		} else if (i % 64 == 0) {
 			sched_yield();
-		else
+		} else {
 			cpu_relax();
+		}
 	}
 }
 
