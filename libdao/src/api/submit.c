@@ -70,7 +70,7 @@ static dao_status over_budget(const struct device *d, const char *name, uint64_t
 static bool window_spin(struct ctx *c)
 {
 	struct device *d = c->dev;
-	int exec = __atomic_load_n(&d->q.exec_cpu, __ATOMIC_RELAXED), me = sched_getcpu();
+	int exec = __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED), me = sched_getcpu();
 
 	if (exec < 0 || me < 0 || exec == me)
 		return false;
@@ -277,7 +277,12 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	st = ctx_enter_to_launch(h, &c);
 	if (st != DAO_OK)
 		return st;
-	if (inbox_enabled(c->dev) && count <= INBOX_OPERANDS && namelen < INBOX_NAME_MAX) {
+	/* Through the inbox when the executor runs on another CPU. On this
+	 * one, the two never run at once and nothing is gained by it, while
+	 * turning the cell into an op costs the executor about 200
+	 * instructions per kernel (Documentation/benchmarks.md). */
+	if (inbox_enabled(c->dev) && count <= INBOX_OPERANDS && namelen < INBOX_NAME_MAX &&
+	    __atomic_load_n(&c->dev->exec_cpu, __ATOMIC_RELAXED) != sched_getcpu()) {
 		st = launch_inbox(c, name, namelen, flops, fn, user, ops, count, &locked,
 				  &uncount);
 		if (!locked) {

@@ -67,7 +67,7 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 	}
 	d->mu_cpu = -1;
 	d->push_cpu = -1;
-	d->q.exec_cpu = -1;
+	d->exec_cpu = -1;
 	pthread_cond_init(&d->work_cv, NULL);
 	pthread_cond_init(&d->done_cv, NULL);
 	d->be = be;

@@ -179,10 +179,9 @@ struct dev_queue {
 	bool executing;       /* between popping an op and finishing it */
 	/* Ops pushed so far; read without dev->mu by the executor's poll. */
 	uint64_t pushed;
-	/* Ops finished so far, and the executor's CPU when it finished the
-	 * last: read without dev->mu by waiters that spin (queue.c). */
+	/* Ops finished so far: read without dev->mu by waiters that spin
+	 * (queue.c). */
 	uint64_t finished;
-	int exec_cpu;
 	/* Finished small ops kept for reuse (queue.c): no malloc per launch. */
 	struct op *free_ops;
 	uint32_t nfree;
@@ -280,6 +279,10 @@ struct device {
 	/* CPU of the last push or launch: how the executor waits for the next
 	 * (executor.c); atomic. */
 	int push_cpu;
+	/* The executor's CPU when it finished its last op, written when it
+	 * changes: waiters spin while it is another CPU (queue.c), and a
+	 * launch from its CPU takes dev->mu instead of the inbox (submit.c). */
+	int exec_cpu;
 	uint64_t host_budget;
 	uint64_t host_committed; /* bytes of live owning buffers */
 	bool shared;

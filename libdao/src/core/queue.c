@@ -155,7 +155,7 @@ void table_append(struct device *d, struct op *op)
 void wait_done(struct device *d)
 {
 	uint64_t seen = d->q.finished;
-	int exec = __atomic_load_n(&d->q.exec_cpu, __ATOMIC_RELAXED);
+	int exec = __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED);
 	int me = sched_getcpu();
 
 	if (d->q.queued && exec >= 0 && me >= 0 && exec != me) {
@@ -212,8 +212,8 @@ void queue_op_finished(struct device *d, struct ctx *c, bool blocking)
 
 	/* Relaxed: spinning waiters (wait_done) only need to see it change. */
 	__atomic_store_n(&d->q.finished, d->q.finished + 1, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&d->q.exec_cpu, __ATOMIC_RELAXED) != me)
-		__atomic_store_n(&d->q.exec_cpu, me, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED) != me)
+		__atomic_store_n(&d->exec_cpu, me, __ATOMIC_RELAXED);
 	if (!d->done_waiters)
 		return;
 	if (blocking || d->done_waiters > d->window_waiters ||
