@@ -10,11 +10,16 @@
 # alternately, ROUNDS times (default 2), keeps the best figure of each row
 # and prints them side by side with the ratio new / old. Noise on a shared
 # machine only ever adds time, and alternating spreads it over both.
+#
+# RUN_PREFIX, when set, goes before each dao-bench run (not the builds),
+# e.g. RUN_PREFIX="chrt -f 10" to keep other processes of a busy machine
+# from preempting the benchmark's threads.
 set -euo pipefail
 
 base=${1:?usage: compare.sh BASE_REV [dao-bench overhead options]}
 shift
 rounds=${ROUNDS:-2}
+read -r -a run_prefix <<<"${RUN_PREFIX:-}"
 top=$(git rev-parse --show-toplevel)
 cd "$top"
 tmp=$(mktemp -d)
@@ -31,8 +36,8 @@ make -s -C "$tmp/base" -j2 build/bin/dao-bench >/dev/null
 make -s -j2 build/bin/dao-bench >/dev/null
 
 for r in $(seq "$rounds"); do
-	"$tmp/base/build/bin/dao-bench" overhead --json "$@" >"$tmp/old.$r.json"
-	build/bin/dao-bench overhead --json "$@" >"$tmp/new.$r.json"
+	"${run_prefix[@]}" "$tmp/base/build/bin/dao-bench" overhead --json "$@" >"$tmp/old.$r.json"
+	"${run_prefix[@]}" build/bin/dao-bench overhead --json "$@" >"$tmp/new.$r.json"
 done
 
 perl -MJSON::PP -e '

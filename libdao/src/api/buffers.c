@@ -48,18 +48,23 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 			(unsigned long long)d->host_budget, (unsigned long long)d->host_committed,
 			(unsigned long long)bytes);
 		st = DAO_ERR_HOST_BUDGET;
-	} else if ((st = slot_new(c, &idx)) != DAO_OK) {
-		/* nothing taken */
-	} else if ((st = rec_create(d, c, bytes, &r)) != DAO_OK) {
-		slot_put_unused(c, idx);
 	} else {
-		c->slots[idx].refs = 1;
-		c->slots[idx].rec = r;
-		c->slots[idx].off = 0;
-		c->slots[idx].len = bytes;
-		c->slots[idx].is_view = false;
-		c->live_handles++;
-		*out = slot_handle(c, idx);
+		/* The slot table's writers hold slot_mu too (core/objects.h). */
+		pthread_mutex_lock(&c->slot_mu);
+		if ((st = slot_new(c, &idx)) != DAO_OK) {
+			/* nothing taken */
+		} else if ((st = rec_create(d, c, bytes, &r)) != DAO_OK) {
+			slot_put_unused(c, idx);
+		} else {
+			c->slots[idx].refs = 1;
+			c->slots[idx].rec = r;
+			c->slots[idx].off = 0;
+			c->slots[idx].len = bytes;
+			c->slots[idx].is_view = false;
+			c->live_handles++;
+			*out = slot_handle(c, idx);
+		}
+		pthread_mutex_unlock(&c->slot_mu);
 	}
 	api_leave(c);
 	return st;
@@ -85,6 +90,7 @@ dao_status dao_view_create(dao_ctx h, dao_buf of, uint64_t offset, uint64_t leng
 		st = DAO_ERR_RANGE;
 	if (st == DAO_OK && s->rec->refs == UINT32_MAX)
 		st = DAO_ERR_OVERFLOW;
+	pthread_mutex_lock(&c->slot_mu);
 	if (st == DAO_OK)
 		st = slot_new(c, &idx); /* may move the slot array: reload s below */
 	if (st == DAO_OK) {
@@ -100,6 +106,7 @@ dao_status dao_view_create(dao_ctx h, dao_buf of, uint64_t offset, uint64_t leng
 		c->live_handles++;
 		*out = slot_handle(c, idx);
 	}
+	pthread_mutex_unlock(&c->slot_mu);
 	api_leave(c);
 	return st;
 }
@@ -112,10 +119,12 @@ dao_status dao_retain(dao_ctx h, dao_buf buf)
 
 	if (st != DAO_OK)
 		return st;
+	pthread_mutex_lock(&c->slot_mu);
 	if (s->refs == UINT32_MAX)
 		st = DAO_ERR_OVERFLOW;
 	else
 		s->refs++;
+	pthread_mutex_unlock(&c->slot_mu);
 	api_leave(c);
 	return st;
 }
@@ -128,11 +137,20 @@ dao_status dao_release(dao_ctx h, dao_buf buf)
 
 	if (st != DAO_OK)
 		return st;
-	if (--s->refs == 0) {
-		struct rec *r = s->rec;
+	{
+		struct rec *r = NULL;
 
-		slot_put(c, slot_index(buf));
-		rec_unref(c->dev, r);
+		/* A launch without dev->mu looks handles up under slot_mu:
+		 * either it finds this one gone, or it has claimed its inbox
+		 * cell before this, and rec_unref waits for that cell. */
+		pthread_mutex_lock(&c->slot_mu);
+		if (--s->refs == 0) {
+			r = s->rec;
+			slot_put(c, slot_index(buf));
+		}
+		pthread_mutex_unlock(&c->slot_mu);
+		if (r)
+			rec_unref(c->dev, r);
 	}
 	api_leave(c);
 	return st;

@@ -14,6 +14,7 @@
 #include "backend/backends.h"
 #include "base/log.h"
 #include "core/device.h"
+#include "core/inbox.h"
 #include "core/lock.h"
 #include "core/queue.h"
 #include "core/record.h"
@@ -58,11 +59,14 @@ static dao_status backend_open(const struct resolved_config *rc, struct dao_back
 static dao_status ctx_create(struct device *d, const struct resolved_config *rc,
 			     struct ctx **out)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
+	/* Aligned: its cache lines are laid out (core/objects.h). */
+	struct ctx *c = aligned_alloc(_Alignof(struct ctx), sizeof(*c));
 
 	if (!c)
 		return DAO_ERR_NOMEM;
+	memset(c, 0, sizeof(*c));
 	c->dev = d;
+	pthread_mutex_init(&c->slot_mu, NULL);
 	c->log_level = rc->log_level;
 	if (rc->job_name[0])
 		memcpy(c->job_name, rc->job_name, sizeof(c->job_name));
@@ -80,6 +84,7 @@ static dao_status open_on(struct device *d, const struct resolved_config *rc, bo
 		return st;
 	st = registry_insert(c);
 	if (st != DAO_OK) {
+		pthread_mutex_destroy(&c->slot_mu);
 		free(c);
 		return st;
 	}
@@ -230,8 +235,10 @@ static uint64_t release_all(struct ctx *c)
 		if (!s->refs)
 			continue;
 		leaked++;
+		pthread_mutex_lock(&c->slot_mu); /* writers hold both (objects.h) */
 		s->refs = 0;
 		s->gen++;
+		pthread_mutex_unlock(&c->slot_mu);
 		rec_unref(d, s->rec);
 	}
 	c->live_handles = 0;
@@ -255,7 +262,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	dev_lock(d);
 	n = release_all(c);
 	sync_op.ctx = c;
-	queue_push(d, &sync_op);
+	inbox_push(d, &sync_op);
 	op_wait(d, &sync_op);
 	st = c->failure;
 	dev_unlock(d);
@@ -277,6 +284,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	device_destroy(d);
 	dao_log_scope_pop();
 	slot_table_free(c);
+	pthread_mutex_destroy(&c->slot_mu);
 	free(c);
 	return st;
 }

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "core/device.h"
 #include "core/executor.h"
+#include "core/inbox.h"
 #include "core/publish.h"
 #include "core/queue.h"
 #include "core/record.h"
@@ -24,6 +25,7 @@ void device_destroy(struct device *d)
 	if (!d)
 		return;
 	executor_stop(d);
+	inbox_destroy(d);
 	op_cache_destroy(d);
 	summary_write(d);
 	publish_close(d);
@@ -44,13 +46,15 @@ void device_destroy(struct device *d)
 dao_status device_create(struct dao_backend *be, const struct resolved_config *rc,
 			 uint64_t host_budget, struct device **out)
 {
-	struct device *d = calloc(1, sizeof(*d));
+	/* Aligned: its cache lines are laid out (objects.h). */
+	struct device *d = aligned_alloc(_Alignof(struct device), sizeof(*d));
 	dao_status st;
 
 	if (!d) {
 		be->ops->destroy(be);
 		return DAO_ERR_NOMEM;
 	}
+	memset(d, 0, sizeof(*d));
 	{
 		pthread_mutexattr_t ma;
 
@@ -62,8 +66,8 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		pthread_mutexattr_destroy(&ma);
 	}
 	d->mu_cpu = -1;
-	d->q.push_cpu = -1;
-	d->q.exec_cpu = -1;
+	d->push_cpu = -1;
+	d->exec_cpu = -1;
 	pthread_cond_init(&d->work_cv, NULL);
 	pthread_cond_init(&d->done_cv, NULL);
 	d->be = be;
@@ -96,6 +100,10 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 			device_destroy(d);
 			return st;
 		}
+	}
+	if (!inbox_init(d)) {
+		device_destroy(d);
+		return DAO_ERR_NOMEM;
 	}
 	memcpy(d->job_name, rc->job_name, sizeof(d->job_name));
 	memcpy(d->summary_path, rc->summary_path, sizeof(d->summary_path));

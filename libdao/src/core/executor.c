@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/executor.h"
+#include "core/inbox.h"
 #include "core/lock.h"
 #include "core/publish.h"
 #include "core/queue.h"
@@ -52,7 +53,8 @@ static void run_kernel(struct device *d, struct op *op)
 	if (st != DAO_OK) {
 		dao_err("kernel %s could not be made resident: %s", op->name ? op->name : "(unnamed)",
 			dao_strerror(st));
-		c->failure = st;
+		/* Atomic: launches look at it without dev->mu (inbox.c). */
+		__atomic_store_n(&c->failure, st, __ATOMIC_RELAXED);
 		res_retire(d, op); /* drops the pins prepare took */
 		return;
 	}
@@ -81,7 +83,7 @@ static void run_kernel(struct device *d, struct op *op)
 	}
 	if (st != DAO_OK && !c->failure) {
 		dao_err("kernel %s failed", op->name ? op->name : "(unnamed)");
-		c->failure = st == DAO_ERR_KERNEL ? st : DAO_ERR_KERNEL;
+		__atomic_store_n(&c->failure, DAO_ERR_KERNEL, __ATOMIC_RELAXED);
 	}
 	d->stats.kernels++;
 	dao_fence_add(&d->issued, DAO_ENGINE_COMPUTE, kseq);
@@ -138,16 +140,27 @@ static void process(struct device *d, struct op *op)
 static void poll_for_work(struct device *d)
 {
 	uint64_t seen = d->q.pushed;
-	int me = sched_getcpu();
-	bool elsewhere = me >= 0 && d->q.push_cpu >= 0 && d->q.push_cpu != me;
+	int me = sched_getcpu(), from = __atomic_load_n(&d->push_cpu, __ATOMIC_RELAXED);
+	bool elsewhere = me >= 0 && from >= 0 && from != me;
+	/* A launch through the inbox publishes the cell at its head, whose
+	 * number is the head itself until then (the queue is empty: every
+	 * earlier op is finished and its cell given back). Against that, not
+	 * the number seen now, which may be published already. */
+	const uint64_t *cell = NULL;
+	uint64_t cell_seen = 0;
 
+	if (inbox_enabled(d)) {
+		cell = inbox_seq(&d->inbox, d->inbox.head);
+		cell_seen = d->inbox.head;
+	}
 	dev_unlock(d);
 	if (elsewhere) {
-		dev_spin_until_changed(&d->q.pushed, seen);
+		dev_spin_until_changed(&d->q.pushed, seen, cell, cell_seen);
 	} else {
 		for (unsigned i = 0; i < POLL_ROUNDS; i++) {
 			sched_yield();
-			if (__atomic_load_n(&d->q.pushed, __ATOMIC_RELAXED) != seen)
+			if (__atomic_load_n(&d->q.pushed, __ATOMIC_RELAXED) != seen ||
+			    (cell && __atomic_load_n(cell, __ATOMIC_RELAXED) != cell_seen))
 				break;
 		}
 	}
@@ -165,17 +178,26 @@ static void *executor_main(void *arg)
 		struct ctx *c;
 		bool blocking, polled = false;
 
+		inbox_drain(d);
 		while (!runnable(d)) {
 			if (d->stop && !d->q.head)
 				goto out;
 			if (!d->q.head && !d->stop && !polled) {
 				poll_for_work(d);
+				inbox_drain(d);
 				polled = true;
 				continue;
 			}
-			d->exec_waiting = true;
-			dev_cond_wait(d, &d->work_cv);
-			d->exec_waiting = false;
+			/* Sequentially consistent, then one more look at the
+			 * inbox: a launch publishes its cell, then looks at
+			 * exec_waiting (inbox.c), so one of the two sees the
+			 * other. */
+			__atomic_store_n(&d->exec_waiting, true, __ATOMIC_SEQ_CST);
+			inbox_drain(d);
+			if (!runnable(d))
+				dev_cond_wait(d, &d->work_cv);
+			__atomic_store_n(&d->exec_waiting, false, __ATOMIC_RELAXED);
+			inbox_drain(d);
 			polled = false;
 		}
 		op = d->q.head;
@@ -199,10 +221,12 @@ static void *executor_main(void *arg)
 		blocking = op->blocking;
 		d->q.queued--;
 		if (c)
-			c->queued--;
+			__atomic_store_n(&c->finished, c->finished + 1, __ATOMIC_RELEASE);
 		if (blocking) {
 			d->q.flush--;
 			op->done = true; /* the waiter owns op from here on */
+		} else if (op->in_inbox) {
+			inbox_retire(d, op);
 		} else {
 			op_release(d, op);
 		}

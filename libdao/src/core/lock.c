@@ -37,11 +37,19 @@ void dev_lock_slow(struct device *d)
 	pthread_mutex_lock(&d->mu);
 }
 
-bool dev_spin_until_changed(const uint64_t *counter, uint64_t seen)
+static bool unchanged(const uint64_t *counter, uint64_t seen, const uint64_t *also,
+		      uint64_t also_seen)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED) == seen &&
+	       (!also || __atomic_load_n(also, __ATOMIC_RELAXED) == also_seen);
+}
+
+bool dev_spin_until_changed(const uint64_t *counter, uint64_t seen, const uint64_t *also,
+			    uint64_t also_seen)
 {
 	uint64_t start = mono_ns();
 
-	for (unsigned i = 1; __atomic_load_n(counter, __ATOMIC_RELAXED) == seen; i++) {
+	for (unsigned i = 1; unchanged(counter, seen, also, also_seen); i++) {
 		cpu_relax();
 		/* The clock costs tens of cycles: look at it now and then. */
 		if (i % 64 == 0 && mono_ns() - start > DEV_SPIN_NS)

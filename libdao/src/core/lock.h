@@ -32,15 +32,27 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* Ask for the cache line at p in a state this CPU may write (a hint). */
+static inline void prefetch_for_write(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* prefetchw: a no-op where the CPU lacks it. */
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
+}
+
 /*
  * Wait without dev->mu, without leaving the CPU, until *counter (written
- * with relaxed atomics by the other side) differs from seen, for at most
- * DEV_SPIN_NS; true when it changed. For waits on another CPU's work that
- * usually ends within a microsecond, where sleeping and being woken would
- * cost several.
+ * with relaxed atomics by the other side) differs from seen, or *also (when
+ * not NULL) differs from also_seen, for at most DEV_SPIN_NS; true when one
+ * changed. For waits on another CPU's work that usually ends within a
+ * microsecond, where sleeping and being woken would cost several.
  */
 #define DEV_SPIN_NS 20000ull
-bool dev_spin_until_changed(const uint64_t *counter, uint64_t seen);
+bool dev_spin_until_changed(const uint64_t *counter, uint64_t seen, const uint64_t *also,
+			    uint64_t also_seen);
 
 static inline void dev_lock_mark(struct device *d)
 {

@@ -16,6 +16,10 @@
  *
  * Locking: one mutex per device (dev->mu) guards everything here. The executor
  * drops it only while a kernel function runs or while it waits for copies.
+ * Two exceptions, for dao_launch's path without dev->mu (core/inbox.c): a
+ * context's handle slots are written with both dev->mu and the context's
+ * slot_mu held, so either one lets a thread read them; and the device's
+ * inbox is a ring of its own (struct dev_inbox).
  */
 #ifndef DAO_CORE_OBJECTS_H
 #define DAO_CORE_OBJECTS_H
@@ -87,6 +91,8 @@ struct op {
 	/* OP_FREE */
 	struct rec *free_rec;
 	bool cached; /* from the device's op cache (queue.c), goes back there */
+	bool in_inbox; /* a cell of the device's inbox (inbox.c), goes back there */
+	uint64_t ticket; /* in_inbox: its position in the inbox */
 	/* blocking ops: the submitter waits for done */
 	bool blocking;
 	bool done;
@@ -173,14 +179,55 @@ struct dev_queue {
 	bool executing;       /* between popping an op and finishing it */
 	/* Ops pushed so far; read without dev->mu by the executor's poll. */
 	uint64_t pushed;
-	int push_cpu; /* CPU of the last push: how the executor waits for the next (executor.c) */
-	/* Ops finished so far, and the executor's CPU when it finished the
-	 * last: read without dev->mu by waiters that spin (queue.c). */
+	/* Ops finished so far: read without dev->mu by waiters that spin
+	 * (queue.c). */
 	uint64_t finished;
-	int exec_cpu;
 	/* Finished small ops kept for reuse (queue.c): no malloc per launch. */
 	struct op *free_ops;
 	uint32_t nfree;
+};
+
+/*
+ * Kernels launched without dev->mu (inbox.c): a bounded ring of cells. A
+ * launch claims position p (a compare-and-swap on tail while cell p's
+ * sequence number says it is free), writes what it resolved into the cell
+ * and sets the sequence number to p + 1; whoever holds dev->mu turns the
+ * published cells, in position order, into the ops of the same index (in
+ * ops, which only that side writes) and puts those into the queue and the
+ * table; the executor gives both back (p + cells) once the op is finished.
+ * A cell is written by the job's thread and only read by the other side,
+ * so its cache lines are never dirty in the executor's cache when the next
+ * launch writes them. cells == 0: the device has no inbox (deterministic
+ * or traced).
+ */
+#define INBOX_OPERANDS 8u /* at most this many operands go through the inbox */
+#define INBOX_NAME_MAX 64u /* and names of fewer characters */
+
+struct inbox_cell {
+	dao_kernel_fn fn;
+	void *user;
+	struct ctx *ctx;
+	uint64_t flops;
+	uint32_t nargs;
+	uint32_t nopnd;
+	bool named;
+	struct karg args[INBOX_OPERANDS];
+	struct inbox_opnd {
+		struct rec *rec;
+		uint8_t mode;
+	} opnd[INBOX_OPERANDS];
+	char name[INBOX_NAME_MAX];
+};
+
+struct dev_inbox {
+	/* Set at device creation. */
+	uint64_t *seq __attribute__((aligned(64))); /* per cell */
+	struct inbox_cell *cell;
+	char *ops;      /* the op of each cell: cells * op_bytes */
+	size_t op_bytes;
+	uint32_t cells; /* a power of two, or 0 */
+	uint64_t tail __attribute__((aligned(64))); /* next position to claim */
+	uint64_t head __attribute__((aligned(64))); /* next position to drain: dev->mu */
 };
 
 /* What is resident where, and what goes next (residency.c, victim.c). */
@@ -211,24 +258,39 @@ struct device {
 	pthread_t thread;
 	bool thread_started;
 	bool stop;
-	bool exec_waiting;     /* executor sleeps on work_cv */
 	uint32_t done_waiters; /* threads sleeping on done_cv */
 	uint32_t window_waiters; /* of those, launches waiting for a full window to drain */
 
-	struct dao_backend *be;
+	/* What every launch reads, written seldom: a cache line of its own
+	 * (the device is allocated aligned). */
+	struct dao_backend *be __attribute__((aligned(64)));
 	dao_backend_kind kind;
 	dao_policy policy;
 	const struct dao_policy_ops *pol; /* what the policy varies (policy/policy.h) */
 	uint32_t lookahead;
 	uint32_t flags;
 	uint64_t budget;
+	/* Backend failure, sticky for every context; stored atomically:
+	 * launches read it without dev->mu (core/inbox.c). */
+	dao_status failure;
+
+	/* Read by every launch through the inbox, written seldom. */
+	bool exec_waiting __attribute__((aligned(64))); /* executor sleeps on work_cv: atomic */
+	/* CPU of the last push or launch: how the executor waits for the next
+	 * (executor.c); atomic. */
+	int push_cpu;
+	/* The executor's CPU when it finished its last op, written when it
+	 * changes: waiters spin while it is another CPU (queue.c), and a
+	 * launch from its CPU takes dev->mu instead of the inbox (submit.c). */
+	int exec_cpu;
 	uint64_t host_budget;
 	uint64_t host_committed; /* bytes of live owning buffers */
 	bool shared;
 	uint32_t nctx;
 	uint32_t serial; /* registry bookkeeping */
 
-	struct dev_queue q;       /* queue.c, executor.c */
+	struct dev_queue q __attribute__((aligned(64))); /* queue.c, executor.c */
+	struct dev_inbox inbox;   /* inbox.c */
 	struct dev_residency res; /* residency.c, victim.c */
 
 	uint64_t next_rec_id;
@@ -250,28 +312,50 @@ struct device {
 	_Atomic int log_level;
 
 	dao_fence issued; /* everything submitted to the backend so far */
-	dao_status failure; /* backend failure: sticky for every context */
 	dao_stats stats;
 };
 
+/* Three cache lines, so that the job's thread and the executor do not
+ * write lines the other reads for every op (allocated aligned). */
 struct ctx {
+	/* Read by both sides, written seldom. */
 	uint64_t id; /* the dao_ctx value */
 	uint32_t tag;
+	/* First kernel failure; stored atomically: launches read it without
+	 * dev->mu (core/inbox.c). */
+	dao_status failure;
+	dao_log_level log_level; /* what libdao logs for this context */
 	struct device *dev;
+	char job_name[64];
+
+	/* Written by the job's calls. API calls in flight, plus CTX_CLOSING
+	 * once dao_close began: one atomic word, so a call leaves without the
+	 * registry mutex (core/registry.c). */
+	uint32_t calls __attribute__((aligned(64)));
+	/* Taken, besides dev->mu, by whoever writes the slot table, and
+	 * alone by a launch through the inbox (core/inbox.c). */
+	pthread_mutex_t slot_mu;
 	struct slot *slots;
 	uint32_t nslots;
 	uint32_t free_head; /* 1-based; 0 none */
 	uint64_t live_handles;
-	uint64_t queued;
+	/* Ops queued so far (atomic: launches through the inbox count
+	 * without dev->mu). Queued and not finished: ctx_queued(). */
+	uint64_t launched;
+
+	/* Ops finished so far: the executor's alone, so the line the job's
+	 * thread writes per launch is never the executor's too. */
+	uint64_t finished __attribute__((aligned(64)));
 	uint32_t window_waiters; /* launches sleeping until its queue drains */
-	/* API calls in flight, plus CTX_CLOSING once dao_close began: one
-	 * atomic word, so a call leaves without the registry mutex
-	 * (core/registry.c). */
-	uint32_t calls;
-	dao_status failure; /* first kernel failure */
-	dao_log_level log_level; /* what libdao logs for this context */
-	char job_name[64];
 };
+
+static inline uint64_t ctx_queued(const struct ctx *c)
+{
+	/* finished first: launched, read after, is never below it. */
+	uint64_t done = __atomic_load_n(&c->finished, __ATOMIC_ACQUIRE);
+
+	return __atomic_load_n(&c->launched, __ATOMIC_RELAXED) - done;
+}
 
 static inline bool rec_dirty(const struct rec *r)
 {

@@ -8,6 +8,7 @@
 
 #include "core/lock.h"
 #include "core/queue.h"
+#include "core/victim.h"
 
 /* Ops up to this size (a kernel of up to 8 distinct operands with a name
  * of up to 63 characters) are recycled; a device keeps at most OP_CACHE_MAX
@@ -50,6 +51,29 @@ void op_release(struct device *d, struct op *op)
 	d->q.nfree++;
 }
 
+size_t op_bytes(size_t count, size_t namelen)
+{
+	return sizeof(struct op) +
+	       count * (sizeof(struct karg) + sizeof(struct opnd) + sizeof(void *) +
+			sizeof(uint64_t)) +
+	       namelen + 1;
+}
+
+void op_layout(struct op *op, size_t count, const char *name, size_t namelen)
+{
+	char *p;
+
+	op->args = (struct karg *)(op + 1);
+	op->opnd = (struct opnd *)(op->args + count);
+	op->ptrs = (void **)(op->opnd + count);
+	op->sizes = (uint64_t *)(op->ptrs + count);
+	p = (char *)(op->sizes + count);
+	if (name)
+		memcpy(p, name, namelen);
+	p[namelen] = 0;
+	op->name = name ? p : NULL;
+}
+
 void op_cache_destroy(struct device *d)
 {
 	while (d->q.free_ops) {
@@ -84,19 +108,43 @@ void queue_push(struct device *d, struct op *op)
 		d->q.head = op;
 	d->q.tail = op;
 	d->q.queued++;
-	if (op->ctx)
-		op->ctx->queued++;
+	/* A launch through the inbox counted its op before publishing it. */
+	if (op->ctx && !op->in_inbox)
+		__atomic_fetch_add(&op->ctx->launched, 1, __ATOMIC_RELAXED);
 	if (op->blocking)
 		d->q.flush++;
 	/* Relaxed: the executor's poll only needs to see it change. */
 	__atomic_store_n(&d->q.pushed, d->q.pushed + 1, __ATOMIC_RELAXED);
-	d->q.push_cpu = __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED);
+	if (!op->in_inbox)
+		__atomic_store_n(&d->push_cpu, __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
 	if (!d->res.pf_op) {
 		d->res.pf_op = op;
 		d->res.pf_idx = 0;
 	}
-	if (d->exec_waiting)
+	if (__atomic_load_n(&d->exec_waiting, __ATOMIC_SEQ_CST))
 		pthread_cond_signal(&d->work_cv);
+}
+
+/* Append op's uses to each record's list of upcoming uses. */
+void table_append(struct device *d, struct op *op)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct opnd *u = &op->opnd[i];
+		struct rec *r = u->rec;
+
+		u->op = op;
+		u->next_use = NULL;
+		if (r->use_tail) {
+			r->use_tail->next_use = u;
+		} else {
+			r->use_head = u;
+			/* Its next use just became known: re-rank it. */
+			if (r->blk && !r->pin)
+				victim_update(d, r);
+		}
+		r->use_tail = u;
+	}
 }
 
 /* Every caller waits for an op to finish and looks again after this
@@ -107,12 +155,12 @@ void queue_push(struct device *d, struct op *op)
 void wait_done(struct device *d)
 {
 	uint64_t seen = d->q.finished;
-	int exec = __atomic_load_n(&d->q.exec_cpu, __ATOMIC_RELAXED);
+	int exec = __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED);
 	int me = sched_getcpu();
 
 	if (d->q.queued && exec >= 0 && me >= 0 && exec != me) {
 		dev_unlock(d);
-		dev_spin_until_changed(&d->q.finished, seen);
+		dev_spin_until_changed(&d->q.finished, seen, NULL, 0);
 		dev_lock(d);
 		if (d->q.finished != seen)
 			return;
@@ -164,11 +212,13 @@ void queue_op_finished(struct device *d, struct ctx *c, bool blocking)
 
 	/* Relaxed: spinning waiters (wait_done) only need to see it change. */
 	__atomic_store_n(&d->q.finished, d->q.finished + 1, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&d->q.exec_cpu, __ATOMIC_RELAXED) != me)
-		__atomic_store_n(&d->q.exec_cpu, me, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED) != me)
+		__atomic_store_n(&d->exec_cpu, me, __ATOMIC_RELAXED);
 	if (!d->done_waiters)
 		return;
 	if (blocking || d->done_waiters > d->window_waiters ||
-	    (c && c->window_waiters && (c->queued <= d->lookahead / 2 || c->failure || d->failure)))
+	    (c && c->window_waiters &&
+	     (ctx_queued(c) <= d->lookahead / 2 || c->failure ||
+	      d->failure)))
 		pthread_cond_broadcast(&d->done_cv);
 }

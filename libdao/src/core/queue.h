@@ -8,7 +8,11 @@
 
 #include "core/objects.h"
 
+/* Ops pushed with dev->mu held go through inbox_push (inbox.h), which
+ * first moves the launches claimed before them into the queue. */
 void queue_push(struct device *d, struct op *op);
+/* Append op's uses to its operands' lists of upcoming uses (the table). */
+void table_append(struct device *d, struct op *op);
 /* Deterministic mode: wait until a non-blocking op may be queued. */
 void queue_wait_turn(struct device *d);
 /* Sleep on done_cv (signalled after every op the executor finishes). */
@@ -29,6 +33,11 @@ void queue_op_finished(struct device *d, struct ctx *c, bool blocking);
  * side allocated with calloc, too). */
 struct op *op_alloc(struct device *d, size_t bytes);
 void op_release(struct device *d, struct op *op);
+/* A kernel op, its arrays and its name in one block of op_bytes(count,
+ * namelen) bytes; op_layout points the arrays into it and copies the name
+ * (NULL: none). */
+size_t op_bytes(size_t count, size_t namelen);
+void op_layout(struct op *op, size_t count, const char *name, size_t namelen);
 void op_cache_destroy(struct device *d);
 /* The executor marks its thread as d's consumer when it starts. True on that
  * thread only: there the job's code runs inside one of d's kernel functions,

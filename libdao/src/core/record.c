@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "base/log.h"
+#include "core/inbox.h"
 #include "core/queue.h"
 #include "core/record.h"
 #include "core/victim.h"
@@ -138,6 +139,8 @@ void rec_unref(struct device *d, struct rec *r)
 {
 	if (--r->refs)
 		return;
+	/* Every launch that named it is in the table now (core/inbox.c). */
+	inbox_drain_all(d);
 	r->released = true;
 	d->host_committed -= r->size;
 	if (d->trace) {
@@ -164,7 +167,7 @@ void rec_unref(struct device *d, struct rec *r)
 		op->kind = OP_FREE;
 		op->free_rec = r;
 		queue_wait_turn(d);
-		queue_push(d, op);
+		inbox_push(d, op);
 	}
 }
 

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 
 #include "base/log.h"
+#include "core/inbox.h"
 #include "core/queue.h"
 #include "core/lock.h"
 #include "core/registry.h"
@@ -237,7 +238,7 @@ static struct ctx *live_ctx(dao_ctx h)
 
 /* A kernel function runs on its device's executor, which waits for it: a call
  * from there that queues work or waits for queued work could never finish. */
-static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
+static dao_status enter_unlocked(dao_ctx h, bool queues_or_waits, struct ctx **out)
 {
 	struct ctx *c;
 
@@ -255,13 +256,28 @@ static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
 	__atomic_fetch_add(&c->calls, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&reg_mu);
 	dao_log_scope_push(c->log_level);
+	*out = c;
+	return DAO_OK;
+}
+
+void ctx_lock_device(struct ctx *c)
+{
 	dev_lock(c->dev);
+	/* What the call looks at includes every launch made before it. */
+	inbox_drain(c->dev);
 	/* Deterministic mode: the job's calls interleave with whole ops only,
 	 * so what the executor sees never depends on thread timing. */
 	if (c->dev->flags & DAO_CONFIG_DETERMINISTIC)
 		queue_wait_turn(c->dev);
-	*out = c;
-	return DAO_OK;
+}
+
+static dao_status enter(dao_ctx h, bool queues_or_waits, struct ctx **out)
+{
+	dao_status st = enter_unlocked(h, queues_or_waits, out);
+
+	if (st == DAO_OK)
+		ctx_lock_device(*out);
+	return st;
 }
 
 dao_status ctx_enter(dao_ctx h, struct ctx **out)
@@ -274,9 +290,19 @@ dao_status ctx_enter_to_queue(dao_ctx h, struct ctx **out)
 	return enter(h, true, out);
 }
 
+dao_status ctx_enter_to_launch(dao_ctx h, struct ctx **out)
+{
+	return enter_unlocked(h, true, out);
+}
+
 void ctx_leave(struct ctx *c)
 {
 	dev_unlock(c->dev);
+	ctx_leave_unlocked(c);
+}
+
+void ctx_leave_unlocked(struct ctx *c)
+{
 	dao_log_scope_pop();
 	if (__atomic_sub_fetch(&c->calls, 1, __ATOMIC_SEQ_CST) == CTX_CLOSING) {
 		/* The closer waits under reg_mu: taking it here means the

@@ -21,6 +21,13 @@ void registry_unlock(void);
 dao_status ctx_enter(dao_ctx h, struct ctx **out);
 dao_status ctx_enter_to_queue(dao_ctx h, struct ctx **out);
 void ctx_leave(struct ctx *c);
+/* dao_launch's way in: as ctx_enter_to_queue, but without dev->mu (the
+ * inbox, core/inbox.h); ctx_lock_device takes it (and the deterministic
+ * turn) when the launch needs it after all. Leave with ctx_leave once
+ * locked, else ctx_leave_unlocked. */
+dao_status ctx_enter_to_launch(dao_ctx h, struct ctx **out);
+void ctx_lock_device(struct ctx *c);
+void ctx_leave_unlocked(struct ctx *c);
 
 /* Context tags 1..CTX_TAGS, each held by at most one open context. */
 #define CTX_TAGS 4095u

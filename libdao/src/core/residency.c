@@ -27,7 +27,7 @@ dao_status res_wait(struct device *d, const dao_fence *f)
 	st = d->be->ops->wait(d->be, f);
 	dev_lock(d);
 	if (st != DAO_OK && !d->failure)
-		d->failure = st;
+		__atomic_store_n(&d->failure, st, __ATOMIC_RELAXED); /* read without dev->mu: inbox.c */
 	return st;
 }
 

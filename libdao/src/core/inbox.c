@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inbox.c - kernels launched without dev->mu.
+ *
+ * When the job's thread and the executor run on different CPUs, taking
+ * dev->mu once per kernel on both sides makes their sections run one after
+ * the other. A launch instead validates its operands under its context's
+ * slot_mu (which every writer of the handle slots also holds, so no handle
+ * it looked up can be released before its cell is claimed), claims a
+ * cell of this ring, writes what it resolved into it and publishes it. The
+ * executor, every entry point that takes dev->mu and every op queued under
+ * it first turn the published cells into ops and move those into the
+ * queue and the table, in the order of the claims. Documentation/design.md
+ * (Locking) lists the races and their outcomes.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/inbox.h"
+#include "core/lock.h"
+#include "core/queue.h"
+
+/* Enough for the default window (64 ops) of a few contexts; a deeper
+ * window than the ring holds takes dev->mu once the ring is full. */
+#define INBOX_CELLS 256u
+
+bool inbox_init(struct device *d)
+{
+	struct dev_inbox *ib = &d->inbox;
+	size_t bytes = op_bytes(INBOX_OPERANDS, INBOX_NAME_MAX - 1);
+
+	if (d->flags & DAO_CONFIG_DETERMINISTIC || d->trace)
+		return true; /* every launch takes dev->mu: its turn, its trace line */
+	ib->op_bytes = (bytes + 63) & ~(size_t)63;
+	ib->seq = aligned_alloc(64, INBOX_CELLS * INBOX_SEQ_STRIDE * sizeof(*ib->seq));
+	/* Not zeroed: a claim and a drain fill in what they use, and pages
+	 * are touched only as their cells are. */
+	ib->cell = aligned_alloc(64, INBOX_CELLS * sizeof(*ib->cell));
+	ib->ops = aligned_alloc(64, INBOX_CELLS * ib->op_bytes);
+	if (!ib->seq || !ib->cell || !ib->ops) {
+		inbox_destroy(d);
+		return false;
+	}
+	for (uint32_t i = 0; i < INBOX_CELLS; i++)
+		ib->seq[i * INBOX_SEQ_STRIDE] = i;
+	ib->cells = INBOX_CELLS;
+	return true;
+}
+
+void inbox_destroy(struct device *d)
+{
+	free(d->inbox.seq);
+	free(d->inbox.cell);
+	free(d->inbox.ops);
+	d->inbox.seq = NULL;
+	d->inbox.cell = NULL;
+	d->inbox.ops = NULL;
+	d->inbox.cells = 0;
+}
+
+static struct op *op_of(const struct dev_inbox *ib, uint64_t pos)
+{
+	return (struct op *)(void *)(ib->ops + (size_t)(pos & (ib->cells - 1)) * ib->op_bytes);
+}
+
+/*
+ * Cell p is free when its sequence number is p, published when p + 1, and
+ * still holds the op of p - cells (not finished yet) when below p. The
+ * acquire load pairs with inbox_retire's release: the executor is done
+ * with the cell's old op before this thread writes the new one.
+ */
+struct inbox_cell *inbox_claim(struct device *d, uint64_t *out)
+{
+	struct dev_inbox *ib = &d->inbox;
+	uint64_t pos = __atomic_load_n(&ib->tail, __ATOMIC_RELAXED);
+
+	for (;;) {
+		uint64_t s = __atomic_load_n(inbox_seq(ib, pos), __ATOMIC_ACQUIRE);
+
+		if (s == pos) {
+			if (__atomic_compare_exchange_n(&ib->tail, &pos, pos + 1, true,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				break;
+		} else if (s < pos) {
+			return NULL; /* full */
+		} else {
+			pos = __atomic_load_n(&ib->tail, __ATOMIC_RELAXED);
+		}
+	}
+	*out = pos;
+	return &ib->cell[pos & (ib->cells - 1)];
+}
+
+/* Sequentially consistent, like the executor's exec_waiting store and its
+ * look at the cells before it sleeps (executor.c): of the two, at least
+ * one sees the other's store, so a published op never waits for a sleeping
+ * executor. */
+void inbox_publish(struct device *d, uint64_t pos)
+{
+	struct dev_inbox *ib = &d->inbox;
+	const char *next = (const char *)&ib->cell[(pos + 1) & (ib->cells - 1)];
+
+	__atomic_store_n(inbox_seq(ib, pos), pos + 1, __ATOMIC_SEQ_CST);
+	/* The next launch writes the next cell, which the other side last
+	 * read: ask for its lines now, so that the launch's writes need not
+	 * wait for them (a prefetch: no effect on what anyone sees). */
+	for (size_t off = 0; off < sizeof(struct inbox_cell); off += 64)
+		prefetch_for_write(next + off);
+}
+
+void inbox_kick(struct device *d)
+{
+	int me = sched_getcpu();
+
+	/* Where the executor looks for the next push (executor.c). */
+	if (__atomic_load_n(&d->push_cpu, __ATOMIC_RELAXED) != me)
+		__atomic_store_n(&d->push_cpu, me, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&d->exec_waiting, __ATOMIC_SEQ_CST)) {
+		/* The push wakes the executor (queue_push); while this
+		 * thread holds the lock, the executor is either asleep
+		 * already or has yet to look at the cells again. */
+		dev_lock(d);
+		inbox_drain(d);
+		dev_unlock(d);
+	}
+}
+
+/* The op of a published cell, in the memory only this side writes. */
+static struct op *op_from_cell(struct dev_inbox *ib, uint64_t pos)
+{
+	const struct inbox_cell *cl = &ib->cell[pos & (ib->cells - 1)];
+	struct op *op = op_of(ib, pos);
+
+	memset(op, 0, sizeof(*op));
+	op_layout(op, cl->nargs, cl->named ? cl->name : NULL,
+		  cl->named ? strnlen(cl->name, INBOX_NAME_MAX - 1) : 0);
+	op->kind = OP_KERNEL;
+	op->ctx = cl->ctx;
+	op->fn = cl->fn;
+	op->user = cl->user;
+	op->flops = cl->flops;
+	op->nargs = cl->nargs;
+	op->nopnd = cl->nopnd;
+	op->in_inbox = true;
+	op->ticket = pos;
+	for (uint32_t i = 0; i < cl->nargs; i++) {
+		op->args[i] = cl->args[i];
+		op->sizes[i] = cl->args[i].len;
+	}
+	for (uint32_t i = 0; i < cl->nopnd; i++)
+		op->opnd[i] = (struct opnd){ .rec = cl->opnd[i].rec, .mode = cl->opnd[i].mode };
+	return op;
+}
+
+void inbox_drain_slow(struct device *d)
+{
+	struct dev_inbox *ib = &d->inbox;
+
+	for (;;) {
+		uint64_t pos = ib->head;
+		struct op *op;
+
+		if (__atomic_load_n(inbox_seq(ib, pos), __ATOMIC_SEQ_CST) != pos + 1)
+			return;
+		op = op_from_cell(ib, pos);
+		ib->head = pos + 1;
+		queue_push(d, op);
+		table_append(d, op);
+	}
+}
+
+/* A claim is a few hundred instructions that wait for nothing, so this
+ * waits only for threads that are running, or preempted: then yield, and
+ * after a while sleep, which also lets a claimer of lower priority than
+ * this thread run on its CPU (a yield would not). */
+void inbox_drain_all(struct device *d)
+{
+	struct dev_inbox *ib = &d->inbox;
+	uint64_t until;
+
+	if (!ib->cells)
+		return;
+	until = __atomic_load_n(&ib->tail, __ATOMIC_SEQ_CST);
+	for (unsigned i = 1;; i++) {
+		inbox_drain(d);
+		if (ib->head >= until)
+			return;
+		if (i >= 4096) {
+			struct timespec pause = { .tv_nsec = 50000 };
+
+			nanosleep(&pause, NULL);
+		} else if (i % 64 == 0) {
+			sched_yield();
+		} else {
+			cpu_relax();
+		}
+	}
+}
+
+void inbox_push(struct device *d, struct op *op)
+{
+	inbox_drain_all(d);
+	queue_push(d, op);
+}
+
+void inbox_retire(struct device *d, struct op *op)
+{
+	struct dev_inbox *ib = &d->inbox;
+
+	__atomic_store_n(inbox_seq(ib, op->ticket), op->ticket + ib->cells,
+			 __ATOMIC_RELEASE);
+}
