@@ -12,6 +12,7 @@
 
 #include "../../tools/daosim/lp_bound.h"
 #include "../../tools/daosim/time_bound.h"
+#include "random_trace.h"
 #include "tap.h"
 
 #define H "dao-trace 1\n"
@@ -173,40 +174,9 @@ static void test_profile(void)
 /* A random trace: nb buffers of 1..1000 bytes, nk kernels of 1..3 operands. */
 static char *random_trace(unsigned *seed, int nb, int nk)
 {
-	size_t cap = 64 + (size_t)nb * 32 + (size_t)nk * 96, n = 0;
-	char *s = malloc(cap);
+	static const struct random_trace_shape shape = { .unit = 1, .sizes = 1000 };
 
-	n += (size_t)snprintf(s + n, cap - n, H);
-	for (int b = 1; b <= nb; b++)
-		n += (size_t)snprintf(s + n, cap - n, "b %d %d\n", b, 1 + rand_r(seed) % 1000);
-	for (int k = 0; k < nk; k++) {
-		int nops = 1 + rand_r(seed) % 3, ids[3];
-		const char *lists[3] = { "-", "-", "-" };
-		char buf[3][16];
-
-		for (int i = 0; i < nops; i++) {
-			int dup;
-
-			do {
-				ids[i] = 1 + rand_r(seed) % nb;
-				dup = 0;
-				for (int j = 0; j < i; j++)
-					dup |= ids[j] == ids[i];
-			} while (dup);
-		}
-		/* one operand per list at most keeps the text simple */
-		for (int i = 0; i < nops; i++) {
-			int m = rand_r(seed) % 3;
-
-			while (strcmp(lists[m], "-") != 0)
-				m = (m + 1) % 3;
-			snprintf(buf[m], sizeof(buf[m]), "%d", ids[i]);
-			lists[m] = buf[m];
-		}
-		n += (size_t)snprintf(s + n, cap - n, "k k%d 0 r=%s w=%s rw=%s\n", k, lists[0],
-				      lists[1], lists[2]);
-	}
-	return s;
+	return random_trace_shaped(seed, nb, nk, &shape);
 }
 
 static void test_random_properties(void)

@@ -14,6 +14,7 @@
 #include "../../tools/daosim/lp_bound.h"
 #include "../../tools/daosim/replay.h"
 #include "../../tools/daosim/segment_cut.h"
+#include "random_trace.h"
 #include "tap.h"
 
 #define H "dao-trace 1\n"
@@ -257,57 +258,13 @@ static void test_refusals(void)
 	}
 }
 
-/* A random trace: nb buffers of 1..1000 bytes, nk kernels of 1..3
+/* A random trace: nb buffers of 64..1024 bytes, nk kernels of 1..3
  * operands, random flops, some frees. */
 static char *random_trace(unsigned *seed, int nb, int nk)
 {
-	size_t cap = 64 + (size_t)nb * 32 + (size_t)nk * 128, n = 0;
-	char *s = malloc(cap);
-	int *freed = calloc((size_t)nb + 1, sizeof(int));
+	static const struct random_trace_shape shape = { .unit = 64, .sizes = 16, .flops = true, .frees = true };
 
-	n += (size_t)snprintf(s + n, cap - n, H);
-	for (int b = 1; b <= nb; b++)
-		n += (size_t)snprintf(s + n, cap - n, "b %d %d\n", b, 64 * (1 + rand_r(seed) % 16));
-	for (int k = 0; k < nk; k++) {
-		int nops = 1 + rand_r(seed) % 3, ids[3];
-		const char *lists[3] = { "-", "-", "-" };
-		char buf[3][16];
-
-		for (int i = 0; i < nops; i++) {
-			int dup, tries = 0;
-
-			do {
-				ids[i] = 1 + rand_r(seed) % nb;
-				dup = freed[ids[i]];
-				for (int j = 0; j < i; j++)
-					dup |= ids[j] == ids[i];
-			} while (dup && ++tries < 100);
-			if (dup)
-				tap_bail("random trace: no buffer left");
-		}
-		for (int i = 0; i < nops; i++) {
-			int mo = rand_r(seed) % 3;
-
-			while (strcmp(lists[mo], "-") != 0)
-				mo = (mo + 1) % 3;
-			snprintf(buf[mo], sizeof(buf[mo]), "%d", ids[i]);
-			lists[mo] = buf[mo];
-		}
-		n += (size_t)snprintf(s + n, cap - n, "k k%d %d r=%s w=%s rw=%s\n", k,
-				      rand_r(seed) % 40000, lists[0], lists[1], lists[2]);
-		if (rand_r(seed) % 16 == 0 && nb > 4) {
-			int id = 1 + rand_r(seed) % nb, live = 0;
-
-			for (int b = 1; b <= nb; b++)
-				live += !freed[b];
-			if (!freed[id] && live > 4) {
-				freed[id] = 1;
-				n += (size_t)snprintf(s + n, cap - n, "f %d\n", id);
-			}
-		}
-	}
-	free(freed);
-	return s;
+	return random_trace_shaped(seed, nb, nk, &shape);
 }
 
 static void test_brute(void)
