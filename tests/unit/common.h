@@ -219,4 +219,16 @@ static inline dao_buf test_garbage_handle(dao_buf live, int which)
 }
 #define TEST_GARBAGE_HANDLES 5
 
+/* A kernel that adds one to the 64-bit counter in operand 0; any other
+ * operands are only named (they are made resident, not touched). */
+static inline int test_bump_kernel(const dao_kernel_args *a)
+{
+	uint64_t v;
+
+	memcpy(&v, a->ptrs[0], sizeof(v));
+	v++;
+	memcpy(a->ptrs[0], &v, sizeof(v));
+	return 0;
+}
+
 #endif /* DAO_TEST_COMMON_H */

@@ -18,17 +18,6 @@
 #define CHURN 3000
 #define SIZE 256u
 
-/* Adds one to the 64-bit counter in operand 0; reads the others. */
-static int bump_kernel(const dao_kernel_args *a)
-{
-	uint64_t v;
-
-	memcpy(&v, a->ptrs[0], sizeof(v));
-	v++;
-	memcpy(a->ptrs[0], &v, sizeof(v));
-	return 0;
-}
-
 static int pin_to(int cpu)
 {
 	cpu_set_t one;
@@ -64,7 +53,7 @@ static void run(const char *placement, int exec_cpu, int job_cpu)
 		ops[i + 1] = (dao_operand){ .buf = other[i], .mode = DAO_R };
 	}
 	for (uint64_t k = 1; k <= KERNELS; k++) {
-		TEST_TRY(dao_launch(ctx, bump_kernel, NULL, ops, 4));
+		TEST_TRY(dao_launch(ctx, test_bump_kernel, NULL, ops, 4));
 		if (k % READ_EVERY == 0) {
 			TEST_TRY(dao_read(ctx, counter, 0, &got, sizeof(got)));
 			reads_ok += got == k;

@@ -30,17 +30,6 @@ static int step_kernel(const dao_kernel_args *a)
 	return 0;
 }
 
-/* Adds one to the 64-bit counter in operand 0. */
-static int bump_kernel(const dao_kernel_args *a)
-{
-	uint64_t v;
-
-	memcpy(&v, a->ptrs[0], sizeof(v));
-	v++;
-	memcpy(a->ptrs[0], &v, sizeof(v));
-	return 0;
-}
-
 static const dao_mode mode_rw_r[2] = { DAO_RW, DAO_R };
 static const dao_mode mode_all_r[BUFS] = { DAO_R, DAO_R, DAO_R, DAO_R, DAO_R, DAO_R };
 
@@ -97,7 +86,7 @@ static void run_job(struct job *j, dao_ctx ctx)
 		if (j->counter.id) {
 			dao_operand c = { j->counter, DAO_RW };
 
-			JOB_CALL(j, dao_launch(ctx, bump_kernel, NULL, &c, 1));
+			JOB_CALL(j, dao_launch(ctx, test_bump_kernel, NULL, &c, 1));
 			j->bumps++;
 		}
 		if (r % 8 == 7) {
