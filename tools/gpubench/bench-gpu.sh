@@ -98,7 +98,10 @@ for ratio in $ratios; do
 		set -- $run
 		backend=$1
 		name="$1 $2"
-		args=(--json --compare --n "$n" --tile "$tile" --budget "$budget_bytes" --backend "$backend")
+		# --warm-up: the process's one-time costs (CUDA module loading,
+		# library handles) fall on no timed run.
+		args=(--json --compare --warm-up --n "$n" --tile "$tile" --budget "$budget_bytes"
+		      --backend "$backend")
 		[ "$2" = lru-baseline ] && args+=(--policy lru --lookahead 1)
 		# The job's trace, once per matrix: every libdao run submits the
 		# same buffers and kernels (the unlimited run of --compare writes
