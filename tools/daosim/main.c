@@ -340,6 +340,7 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 2;
+	time_bound_keep_heap(); /* faster LP solves; refused, glibc's defaults stay */
 	trs = calloc((size_t)(argc - optind), sizeof(*trs));
 	if (!trs) {
 		fprintf(stderr, "daosim: out of memory\n");

@@ -32,6 +32,7 @@
  * changes the path, not the LP: CLP still proves the optimum.
  */
 #include <coin/Clp_C_Interface.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -646,4 +647,14 @@ out:
 	start_free(&ws);
 	lp_free(&lp);
 	return st;
+}
+
+int time_bound_keep_heap(void)
+{
+	/* glibc's largest mmap threshold (32 MiB on 64-bit), and heap tops
+	 * up to 1 GiB kept: a 50,000-kernel LP's factorization is well within */
+	int ok = mallopt(M_MMAP_THRESHOLD, 32 << 20);
+
+	ok &= mallopt(M_TRIM_THRESHOLD, 1 << 30);
+	return ok ? 0 : -1;
 }

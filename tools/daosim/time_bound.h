@@ -55,4 +55,16 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 				 uint64_t budget, enum time_bound_start start, double max_seconds,
 				 struct time_bound *out, char *err, size_t errlen);
 
+/*
+ * For a process that solves large time-indexed LPs (daosim, its bench):
+ * keep freed memory in the heap rather than give it back to the kernel.
+ * CLP's factorization frees and allocates its arrays again at every
+ * refactorization of the basis; with glibc's defaults large ones come from
+ * fresh mappings each time and every page faults in again (10-12% of the
+ * stencil solves' CPU in a profile). Process-wide, so the program calls it
+ * (once, before solving), not the solver. 0, or -1 when the allocator
+ * refused a setting.
+ */
+int time_bound_keep_heap(void);
+
 #endif /* DAOSIM_TIME_BOUND_H */

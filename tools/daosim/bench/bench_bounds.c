@@ -9,7 +9,10 @@
  * whether the two optima agree to 1e-9 relative.
  *
  *   daosim-bench-bounds [--no-glpk] [--glpk-limit S] [--ti-limit S] [--ti-reference]
- *                       [--ref-limit S] [--device NAME] PCT TRACE...
+ *                       [--ref-limit S] [--heap-default] [--device NAME] PCT TRACE...
+ *
+ * --heap-default leaves glibc's allocator as it is (without it the bench,
+ * like daosim, calls time_bound_keep_heap first).
  */
 #include <math.h>
 #include <stdio.h>
@@ -67,7 +70,7 @@ static int solve_ti(const struct trace_profile *p, const struct dao_sim_model *m
 int main(int argc, char **argv)
 {
 	struct dao_sim_model m;
-	int glpk = 1, i = 1, bad = 0, ref = 0;
+	int glpk = 1, i = 1, bad = 0, ref = 0, keep_heap = 1;
 	double pct, ti_limit = 0, glpk_limit = 0, ref_limit = 0;
 
 	dao_sim_model_preset("h100", &m);
@@ -78,6 +81,8 @@ int main(int argc, char **argv)
 			glpk_limit = atof(argv[++i]);
 		} else if (strcmp(argv[i], "--ti-limit") == 0 && i + 1 < argc) {
 			ti_limit = atof(argv[++i]);
+		} else if (strcmp(argv[i], "--heap-default") == 0) {
+			keep_heap = 0;
 		} else if (strcmp(argv[i], "--ti-reference") == 0) {
 			ref = 1;
 		} else if (strcmp(argv[i], "--ref-limit") == 0 && i + 1 < argc) {
@@ -93,8 +98,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - i < 2) {
-		fprintf(stderr, "usage: daosim-bench-bounds [--no-glpk] [--glpk-limit S] [--ti-limit S] [--ti-reference] [--ref-limit S] [--device NAME] PCT TRACE...\n");
+		fprintf(stderr, "usage: daosim-bench-bounds [--no-glpk] [--glpk-limit S] [--ti-limit S] [--ti-reference] [--ref-limit S] [--heap-default] [--device NAME] PCT TRACE...\n");
 		return 2;
+	}
+	if (keep_heap && time_bound_keep_heap()) {
+		fprintf(stderr, "bench_bounds: the allocator refused time_bound_keep_heap's settings\n");
+		return 1;
 	}
 	pct = atof(argv[i++]);
 	printf("%-28s %7s %9s %5s %12s %12s %9s %9s %9s %12s %12s %9s %9s %9s", "trace", "kernels",
