@@ -105,10 +105,11 @@ struct op {
 enum heap_id { HEAP_CLEAN = 0, HEAP_DIRTY = 1, HEAPS = 2 };
 
 /*
- * One owning buffer. The first cache line is all a create writes (with
- * heap_pos, the first field of the second): the rest starts zero and is
- * written once the buffer is used. A create touches two lines of fresh
- * memory instead of the whole record (core/record.c).
+ * One owning buffer. The first cache line is what a create writes and a
+ * launch reads; of the rest, a create writes only heap_pos and host_valid
+ * (the first bytes of the second line) and leaves the others zero until
+ * the buffer is used: two lines of fresh memory instead of the whole
+ * record (core/record.c).
  */
 struct rec {
 	uint64_t id; /* device-wide serial, never reused: trace id */
@@ -124,10 +125,12 @@ struct rec {
 	uint32_t refs; /* live handle slots naming it */
 	bool released;
 	bool traced; /* its 'b' line is in the trace */
-	bool host_valid; /* the host copy (or the job's initial contents) is current */
 
+	/* From here on the executor writes, some fields for every kernel: a
+	 * line apart from the first, which every launch reads. */
 	int32_t heap_pos; /* index in heaps[heap_which], -1 when absent */
 	uint8_t heap_which;
+	bool host_valid; /* the host copy (or the job's initial contents) is current */
 	bool dev_valid; /* the device copy holds the current contents */
 	bool ahead;     /* prefetched (or its space reserved); its use has not run */
 	bool cleaned;   /* written back ahead of eviction, still resident and clean */
@@ -170,9 +173,9 @@ struct victim_heap {
 };
 
 /*
- * Records are carved from chunks of zeroed memory the device keeps until it
- * is destroyed (record.c): no malloc per buffer, pages touched once, and a
- * fresh record needs no clearing. Creates do not take dev->mu: they carve
+ * Records are carved from huge-page chunks the device keeps until it is
+ * destroyed (record.c, chunks.c): no malloc per buffer, pages touched once,
+ * and a record of fresh memory needs no clearing. Creates do not take dev->mu: they carve
  * under mu (taken only by creates, for a batch of records at a time) and
  * take destroyed records back from `returned`, a stack the destroyers
  * (dev->mu held) push onto and a create empties at once into its context's
@@ -182,9 +185,9 @@ struct rec_cache {
 	pthread_mutex_t mu;
 	void **chunks;
 	uint32_t nchunks, cap;
-	char *cur;        /* unused part of the newest chunk */
-	size_t left;      /* its bytes */
-	size_t next_size; /* bytes of the next chunk */
+	char *cur;     /* unused part of the newest chunk */
+	size_t left;   /* its bytes */
+	bool cur_zero; /* that chunk is fresh memory, all zero */
 	struct rec *returned __attribute__((aligned(64))); /* linked through all_next; atomic */
 	/* New records not yet in dev->all_recs: pushed by creates, moved
 	 * there by dev->mu's holder (rec_adopt). Atomic. */
@@ -196,6 +199,7 @@ struct ctx_recs {
 	struct rec *free; /* linked through all_next */
 	char *cur;        /* a batch carved from the device's chunk */
 	size_t left;
+	bool zero;        /* the batch is fresh memory, all zero */
 };
 
 /* The device's queue of ops (queue.c pushes, executor.c pops). */

@@ -13,22 +13,19 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/log.h"
+#include "core/chunks.h"
 #include "core/inbox.h"
 #include "core/queue.h"
 #include "core/record.h"
 #include "core/victim.h"
 #include "trace/trace_writer.h"
 
-/* Chunks start small (a job with a few buffers keeps a few KiB) and
- * double up to a huge page, which the kernel may then back with one page:
- * a million records fault in about 120 pages instead of 62,000. A context
- * takes records from the newest chunk a batch at a time (one lock per
- * BATCH creates). */
-#define CHUNK_FIRST (2u << 20)
-#define CHUNK_MAX (2u << 20)
+/* Records come from huge-page chunks (core/chunks.c: one fault per 8,192
+ * records, and a chunk a closed device left is used again); a context
+ * takes them from the newest chunk a batch at a time (one lock per BATCH
+ * creates). */
 #define BATCH 64u
 
 /* What a record's label is until dao_set_label gives it one. */
@@ -72,40 +69,11 @@ void rec_ctx_release(struct device *d, struct ctx *c)
 	(void)c;
 }
 #else
-/* Fresh zeroed memory: its own mapping, huge-page aligned at CHUNK_MAX. */
-static void *chunk_map(size_t size)
-{
-	size_t span = size == CHUNK_MAX ? 2 * size : size;
-	char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *at;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	if (span == size)
-		return p;
-	at = (char *)(((uintptr_t)p + size - 1) & ~(uintptr_t)(size - 1));
-	if (at > p)
-		munmap(p, (size_t)(at - p));
-	if (p + span > at + size)
-		munmap(at + size, (size_t)(p + span - (at + size)));
-	madvise(at, size, MADV_HUGEPAGE); /* advice: fine if refused */
-	return at;
-}
-
-static size_t chunk_size(uint32_t i)
-{
-	size_t size = CHUNK_FIRST;
-
-	while (i-- && size < CHUNK_MAX)
-		size *= 2;
-	return size;
-}
-
 /* rc->mu held. */
 static bool chunk_add(struct rec_cache *rc)
 {
-	size_t size = chunk_size(rc->nchunks);
 	void *p;
+	bool zero;
 
 	if (rc->nchunks == rc->cap) {
 		uint32_t cap = rc->cap ? rc->cap * 2 : 16;
@@ -116,12 +84,13 @@ static bool chunk_add(struct rec_cache *rc)
 		rc->chunks = v;
 		rc->cap = cap;
 	}
-	p = chunk_map(size);
+	p = chunk_get(&zero);
 	if (!p)
 		return false;
 	rc->chunks[rc->nchunks++] = p;
 	rc->cur = p;
-	rc->left = size;
+	rc->left = CHUNK_BYTES;
+	rc->cur_zero = zero;
 	return true;
 }
 
@@ -140,6 +109,7 @@ static bool batch_take(struct device *d, struct ctx_recs *cr)
 
 		cr->cur = rc->cur;
 		cr->left = n;
+		cr->zero = rc->cur_zero;
 		rc->cur += n;
 		rc->left -= n;
 	}
@@ -162,10 +132,12 @@ static struct rec *rec_alloc(struct device *d, struct ctx *c)
 	}
 	if (cr->left < sizeof(*r) && !batch_take(d, cr))
 		return NULL;
-	/* Never used: zero since the kernel mapped it, left untouched. */
 	r = (struct rec *)(void *)cr->cur;
 	cr->cur += sizeof(*r);
 	cr->left -= sizeof(*r);
+	/* Never used: zero since the kernel mapped it, left untouched. */
+	if (!cr->zero)
+		memset(r, 0, sizeof(*r)); /* a chunk another device left */
 	return r;
 }
 
@@ -200,7 +172,7 @@ void rec_cache_destroy(struct device *d)
 
 #ifndef __SANITIZE_ADDRESS__
 	for (uint32_t i = 0; i < rc->nchunks; i++)
-		munmap(rc->chunks[i], chunk_size(i));
+		chunk_put(rc->chunks[i]);
 #endif
 	free(rc->chunks);
 	pthread_mutex_destroy(&rc->mu);
@@ -220,6 +192,20 @@ void rec_adopt(struct device *d)
 	if (!__atomic_load_n(&d->recs.fresh, __ATOMIC_RELAXED))
 		return;
 	r = __atomic_exchange_n(&d->recs.fresh, NULL, __ATOMIC_ACQUIRE);
+	/* Newest first on the stack: oldest first onto the list's head, so
+	 * the list stays newest first, the order the publisher relies on. */
+	{
+		struct rec *older = NULL;
+
+		while (r) {
+			struct rec *next = r->all_next;
+
+			r->all_next = older;
+			older = r;
+			r = next;
+		}
+		r = older;
+	}
 	while (r) {
 		struct rec *next = r->all_next;
 

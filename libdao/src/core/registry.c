@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 
 #include "base/log.h"
+#include "core/chunks.h"
 #include "core/inbox.h"
 #include "core/queue.h"
 #include "core/lock.h"
@@ -98,13 +99,16 @@ dao_status slot_lookup(struct ctx *c, dao_buf b, struct slot **out)
 }
 
 /*
- * The slot table grows by doubling. Outside AddressSanitizer it is its own
- * mapping, grown with mremap: the slots already there are neither copied
- * nor touched again, and the kernel may back large tables with huge pages,
- * one fault per 2 MiB instead of per 4 KiB (advice; fine if refused).
- * Under AddressSanitizer it stays a heap block, which ASan watches.
+ * The slot table grows by doubling. Outside AddressSanitizer it starts as
+ * one huge-page chunk (core/chunks.c) and grows by mremap into a mapping
+ * aligned to huge pages: the slots already there are neither copied nor
+ * touched again, and the kernel may back the table with huge pages, one
+ * fault per 2 MiB instead of per 4 KiB (advice; fine if refused). Under
+ * AddressSanitizer it stays a heap block, which ASan watches.
  */
 #ifdef __SANITIZE_ADDRESS__
+#define SLOTS_FIRST 64u
+
 static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
 {
 	(void)old_bytes;
@@ -126,8 +130,13 @@ static size_t page_up(size_t n)
 }
 
 /* A table of at least HUGE_BYTES is a mapping aligned to them, so the
- * kernel may back all of it with huge pages. */
-#define HUGE_BYTES (2u << 20)
+ * kernel may back all of it with huge pages. The first is one huge page
+ * (43,690 slots): its pages are touched only as creates reach them, and
+ * one fault brings in what 512 faults of small pages would (each costs
+ * as much as a hundred creates on a virtual machine), and the table moves
+ * only beyond it. */
+#define HUGE_BYTES CHUNK_BYTES
+#define SLOTS_FIRST ((uint32_t)(HUGE_BYTES / sizeof(struct slot)))
 
 static size_t table_bytes(size_t n)
 {
@@ -136,33 +145,37 @@ static size_t table_bytes(size_t n)
 
 static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
 {
-	size_t want = table_bytes(bytes), span = want >= HUGE_BYTES ? want + HUGE_BYTES : want;
-	char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *at;
+	size_t want = table_bytes(bytes), span = want + HUGE_BYTES;
+	char *p, *at;
+	bool zero;
 
+	/* The first: one chunk (slots are written when handed out). */
+	if (!old)
+		return chunk_get(&zero);
+	p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	at = span > want ? (char *)(((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1))
-			 : p;
+	at = (char *)(((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
 	if (at > p)
 		munmap(p, (size_t)(at - p));
 	if (p + span > at + want)
 		munmap(at + want, (size_t)(p + span - (at + want)));
-	if (old && mremap(old, table_bytes(old_bytes), want, MREMAP_MAYMOVE | MREMAP_FIXED, at) ==
-			   MAP_FAILED) {
+	/* The slots already there move with their pages, neither copied
+	 * nor touched again. */
+	if (mremap(old, table_bytes(old_bytes), want, MREMAP_MAYMOVE | MREMAP_FIXED, at) ==
+	    MAP_FAILED) {
 		munmap(at, want);
 		return NULL;
 	}
-	/* The slots already there move with their pages, neither copied
-	 * nor touched again. */
-	if (want >= HUGE_BYTES)
-		madvise(at, want, MADV_HUGEPAGE);
+	madvise(at, want, MADV_HUGEPAGE);
 	return (struct slot *)(void *)at;
 }
 
 void slot_table_free(struct ctx *c)
 {
-	if (c->slots)
+	if (c->slots && c->nslots == SLOTS_FIRST)
+		chunk_put(c->slots); /* the next context's first table */
+	else if (c->slots)
 		munmap(c->slots, table_bytes((size_t)c->nslots * sizeof(*c->slots)));
 	c->slots = NULL;
 	c->nslots = c->fresh = 0;
@@ -188,7 +201,7 @@ dao_status slot_new(struct ctx *c, uint32_t *idx)
 		return DAO_OK;
 	}
 	if (c->fresh == c->nslots) {
-		uint32_t n = c->nslots ? c->nslots * 2 : 64;
+		uint32_t n = c->nslots ? c->nslots * 2 : SLOTS_FIRST;
 		struct slot *v;
 
 		if (c->nslots >= SLOT_MASK)
