@@ -7,9 +7,10 @@
  *
  * Creating takes no dev->mu (Documentation/design.md, Locking): the record
  * comes from its context's batch or from the destroyed ones, is written
- * (its first line and heap_pos only) and pushed onto d->recs.fresh; whoever
- * holds dev->mu next moves the fresh records onto the device's list of
- * live ones and counts them (rec_adopt), before anything can destroy them.
+ * (its first line, heap_pos and host_valid only) and pushed onto
+ * d->recs.fresh; whoever holds dev->mu next moves the fresh records onto
+ * the device's list of live ones and counts them (rec_adopt), before
+ * anything can destroy them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -227,7 +228,7 @@ dao_status rec_create(struct device *d, struct ctx *c, uint64_t bytes, struct re
 
 	if (!r)
 		return DAO_ERR_NOMEM;
-	/* The first line and heap_pos: nothing else of a fresh record. */
+	/* The first line, heap_pos and host_valid: nothing else of a fresh record. */
 	r->id = __atomic_fetch_add(&d->next_rec_id, 1, __ATOMIC_RELAXED);
 	r->size = bytes;
 	r->asize = arena_round(&d->res.arena, bytes);
