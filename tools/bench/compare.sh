@@ -14,6 +14,11 @@
 # RUN_PREFIX, when set, goes before each dao-bench run (not the builds),
 # e.g. RUN_PREFIX="chrt -f 10" to keep other processes of a busy machine
 # from preempting the benchmark's threads.
+#
+# COMPARE_FROM=DIR prints the table from runs made elsewhere (another
+# machine, the same two binaries): DIR holds old.R.json and new.R.json,
+# the `dao-bench overhead --json` outputs of rounds R = 1..ROUNDS, made
+# alternately; nothing is built or run here.
 set -euo pipefail
 
 base=${1:?usage: compare.sh BASE_REV [dao-bench overhead options]}
@@ -22,23 +27,27 @@ rounds=${ROUNDS:-2}
 read -r -a run_prefix <<<"${RUN_PREFIX:-}"
 top=$(git rev-parse --show-toplevel)
 cd "$top"
-tmp=$(mktemp -d)
-cleanup() {
-	git worktree remove --force "$tmp/base" >/dev/null 2>&1 || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+if [ -n "${COMPARE_FROM:-}" ]; then
+	tmp=$COMPARE_FROM
+else
+	tmp=$(mktemp -d)
+	cleanup() {
+		git worktree remove --force "$tmp/base" >/dev/null 2>&1 || true
+		rm -rf "$tmp"
+	}
+	trap cleanup EXIT
 
-git worktree add --detach "$tmp/base" "$base" >/dev/null
-rm -rf "$tmp/base/tools/bench"
-cp -r tools/bench "$tmp/base/tools/bench"
-make -s -C "$tmp/base" -j2 build/bin/dao-bench >/dev/null
-make -s -j2 build/bin/dao-bench >/dev/null
+	git worktree add --detach "$tmp/base" "$base" >/dev/null
+	rm -rf "$tmp/base/tools/bench"
+	cp -r tools/bench "$tmp/base/tools/bench"
+	make -s -C "$tmp/base" -j2 build/bin/dao-bench >/dev/null
+	make -s -j2 build/bin/dao-bench >/dev/null
 
-for r in $(seq "$rounds"); do
-	"${run_prefix[@]}" "$tmp/base/build/bin/dao-bench" overhead --json "$@" >"$tmp/old.$r.json"
-	"${run_prefix[@]}" build/bin/dao-bench overhead --json "$@" >"$tmp/new.$r.json"
-done
+	for r in $(seq "$rounds"); do
+		"${run_prefix[@]}" "$tmp/base/build/bin/dao-bench" overhead --json "$@" >"$tmp/old.$r.json"
+		"${run_prefix[@]}" build/bin/dao-bench overhead --json "$@" >"$tmp/new.$r.json"
+	done
+fi
 
 perl -MJSON::PP -e '
 	my ($tmp, $rounds, $base, $head) = @ARGV;

@@ -75,6 +75,15 @@ run text --n 128 --tile 32 --budget $min --compare
 ok "$(test "$(rc_of text)" = 0 && grep -q '^check: passed$' "$tmp/text.out" &&
 	grep -q 'bit-identical' "$tmp/text.out"; echo $?)" "text output says the check passed"
 
+# --warm-up factors 3 x 3 tiles first, untimed: the report and the trace
+# (written by each job at its end) are the timed jobs', not the warm-up's.
+DAO_TRACE=$tmp/warm.trace run warm-up --json --compare --warm-up --n 256 --tile 32 --budget $min
+ok "$(test "$(rc_of warm-up)" = 0 && test "$(json "$tmp/warm-up.out" \
+	'$j->{passed} && $j->{identical} && $j->{kernels} == 120 && $j->{compare}{kernels} == 120')" = 1; \
+	echo $?)" "--warm-up: the report is the 8 x 8-tile job's (120 kernels), correct"
+ok "$(test "$(grep -c '^k ' "$tmp/warm.trace")" = 120; echo $?)" \
+	"--warm-up: DAO_TRACE holds the timed job's 120 kernels, not the warm-up's"
+
 # Refusals: exit status 2, a reason on stderr, nothing on stdout.
 refuse() {
 	local name=$1 pattern=$2

@@ -30,6 +30,9 @@ static void usage(FILE *f)
 		"                 device memory)\n"
 		"  --compare      run again with an unlimited budget, print both, check that\n"
 		"                 the two factors are bit-identical\n"
+		"  --warm-up      first factor at most 3 x 3 tiles of order T, untimed, so\n"
+		"                 that what a process pays once (CUDA module loading,\n"
+		"                 library handles, thread start) falls on no timed run\n"
 		"  --json         print one JSON object instead of text\n"
 		"  --backend B    host | cuda-explicit | cuda-managed (default DAO_BACKEND,\n"
 		"                 else host); on CUDA\n"
@@ -150,12 +153,13 @@ static int parse_policy(const char *text, dao_policy *out)
 int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help)
 {
 	enum { O_N = 1, O_TILE, O_BUDGET, O_COMPARE, O_JSON, O_POLICY, O_LOOKAHEAD, O_SEED,
-	       O_THREADS, O_HELP, O_BACKEND };
+	       O_THREADS, O_HELP, O_BACKEND, O_WARM_UP };
 	static const struct option longopts[] = {
 		{ "n", required_argument, NULL, O_N },
 		{ "tile", required_argument, NULL, O_TILE },
 		{ "budget", required_argument, NULL, O_BUDGET },
 		{ "compare", no_argument, NULL, O_COMPARE },
+		{ "warm-up", no_argument, NULL, O_WARM_UP },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "policy", required_argument, NULL, O_POLICY },
 		{ "lookahead", required_argument, NULL, O_LOOKAHEAD },
@@ -196,6 +200,9 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 			break;
 		case O_COMPARE:
 			o->compare = true;
+			break;
+		case O_WARM_UP:
+			o->warm_up = true;
 			break;
 		case O_JSON:
 			o->json = true;

@@ -28,6 +28,7 @@ struct chol_options {
 	uint64_t budget_bytes;
 	bool budget_given;
 	bool compare;
+	bool warm_up; /* an untimed small factorization first (main.c) */
 	bool json;
 	dao_backend_kind backend; /* host (default), cuda-managed or cuda-explicit */
 	bool uvm; /* --backend uvm: plain managed memory, no libdao (uvm.h) */

@@ -24,7 +24,8 @@
 # Environment: DAO_GPUBW, DAO_CHOLESKY, DAO_DAOSIM (the binaries), DAO_BENCH_BUDGET,
 # DAO_BENCH_TILE (default 2048), DAO_BENCH_RATIOS (default "1 2 4"),
 # DAO_BENCH_OUT (markdown copy of the table, default bench-gpu.md),
-# DAO_BENCH_UVM (0: no plain-UVM rows).
+# DAO_BENCH_UVM (0: no plain-UVM rows), DAO_BENCH_ONLY (runs to keep, by
+# name, comma-separated: e.g. "cuda-explicit dao,uvm driver"; default all).
 # Exit status 77 when no CUDA device is usable.
 set -u
 
@@ -37,6 +38,14 @@ ratios=${DAO_BENCH_RATIOS:-1 2 4}
 out=${DAO_BENCH_OUT:-bench-gpu.md}
 runs=("cuda-explicit dao" "cuda-managed dao" "cuda-explicit lru-baseline")
 [ "${DAO_BENCH_UVM:-1}" = 0 ] || runs+=("uvm driver")
+if [ -n "${DAO_BENCH_ONLY:-}" ]; then
+	kept=()
+	for run in "${runs[@]}"; do
+		case ",$DAO_BENCH_ONLY," in *",$run,"*) kept+=("$run") ;; esac
+	done
+	[ ${#kept[@]} -gt 0 ] || { echo "bench-gpu: DAO_BENCH_ONLY names no run" >&2; exit 2; }
+	runs=("${kept[@]}")
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -89,7 +98,10 @@ for ratio in $ratios; do
 		set -- $run
 		backend=$1
 		name="$1 $2"
-		args=(--json --compare --n "$n" --tile "$tile" --budget "$budget_bytes" --backend "$backend")
+		# --warm-up: the process's one-time costs (CUDA module loading,
+		# library handles) fall on no timed run.
+		args=(--json --compare --warm-up --n "$n" --tile "$tile" --budget "$budget_bytes"
+		      --backend "$backend")
 		[ "$2" = lru-baseline ] && args+=(--policy lru --lookahead 1)
 		# The job's trace, once per matrix: every libdao run submits the
 		# same buffers and kernels (the unlimited run of --compare writes

@@ -9,7 +9,10 @@
  *
  * Every chunk prefers the host and is mapped for the device: a page the
  * device touches without a prefetch is read over the bus, never pulled over
- * by the driver on its own, so residency changes only when libdao says so.
+ * by the driver on its own, so that residency changes only when libdao says
+ * so. (On an H100 the device never faulted, but the driver still reported
+ * migrations libdao had not asked for: Documentation/cuda.md, "On a real
+ * GPU".)
  * Chunks are aligned to the driver's 2 MiB blocks; buffers of 2 MiB or more
  * own whole blocks, smaller ones share blocks in 64 KiB granules (the
  * device's large page), so migrating one buffer never moves a neighbour.
