@@ -7,6 +7,7 @@
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRCS))
 TSAN_TESTS ?= test_executor test_threads test_publish test_api_reentrant test_log_level test_inbox \
+	test_create \
 	test_placement
 
 define unit_variant

@@ -180,7 +180,8 @@ DAO_API dao_status dao_retain(dao_ctx ctx, dao_buf buf);
 DAO_API dao_status dao_release(dao_ctx ctx, dao_buf buf);
 
 /* Attach a label (shown by daoctl, written to traces); copied, at most 63
- * bytes kept, spaces replaced. */
+ * bytes kept, spaces replaced. DAO_ERR_NOMEM when it cannot be copied (the
+ * buffer keeps its label). */
 DAO_API dao_status dao_set_label(dao_ctx ctx, dao_buf buf, const char *label);
 
 /* Size in bytes of a buffer or view. */

@@ -229,7 +229,7 @@ static uint64_t release_all(struct ctx *c)
 	struct device *d = c->dev;
 	uint64_t leaked = 0;
 
-	for (uint32_t i = 0; i < c->nslots; i++) {
+	for (uint32_t i = 0; i < c->fresh; i++) {
 		struct slot *s = &c->slots[i];
 
 		if (!s->refs)
@@ -261,6 +261,9 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 	d = c->dev;
 	dev_lock(d);
 	n = release_all(c);
+	pthread_mutex_lock(&c->slot_mu);
+	rec_ctx_release(d, c); /* its spare records serve the device's other contexts */
+	pthread_mutex_unlock(&c->slot_mu);
 	sync_op.ctx = c;
 	inbox_push(d, &sync_op);
 	op_wait(d, &sync_op);

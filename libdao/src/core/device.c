@@ -25,6 +25,7 @@ void device_destroy(struct device *d)
 	if (!d)
 		return;
 	executor_stop(d);
+	rec_adopt(d); /* the summary counts every record */
 	inbox_destroy(d);
 	op_cache_destroy(d);
 	summary_write(d);
@@ -55,6 +56,7 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		return DAO_ERR_NOMEM;
 	}
 	memset(d, 0, sizeof(*d));
+	rec_cache_init(d);
 	{
 		pthread_mutexattr_t ma;
 

@@ -15,6 +15,7 @@
 #include "core/lock.h"
 #include "core/publish.h"
 #include "core/queue.h"
+#include "core/record.h"
 #include "core/residency.h"
 
 /* What an op logs follows the level of the context it belongs to. */
@@ -179,6 +180,7 @@ static void *executor_main(void *arg)
 		bool blocking, polled = false;
 
 		inbox_drain(d);
+		rec_adopt(d); /* buffers created without dev->mu: for the publisher */
 		while (!runnable(d)) {
 			if (d->stop && !d->q.head)
 				goto out;

@@ -16,10 +16,13 @@
  *
  * Locking: one mutex per device (dev->mu) guards everything here. The executor
  * drops it only while a kernel function runs or while it waits for copies.
- * Two exceptions, for dao_launch's path without dev->mu (core/inbox.c): a
- * context's handle slots are written with both dev->mu and the context's
- * slot_mu held, so either one lets a thread read them; and the device's
- * inbox is a ring of its own (struct dev_inbox).
+ * The exceptions, for dao_launch's and dao_buffer_create's paths without
+ * dev->mu (core/inbox.c, core/record.c; Documentation/design.md, Locking):
+ * a context's handle slots are written under its slot_mu (and dev->mu too,
+ * except by a create that does not grow the table), read under either; the
+ * device's inbox is a ring of its own (struct dev_inbox); new records, the
+ * record cache and host_committed are atomic or under their own locks
+ * (struct rec_cache, struct ctx_recs).
  */
 #ifndef DAO_CORE_OBJECTS_H
 #define DAO_CORE_OBJECTS_H
@@ -101,23 +104,43 @@ struct op {
 
 enum heap_id { HEAP_CLEAN = 0, HEAP_DIRTY = 1, HEAPS = 2 };
 
+/*
+ * One owning buffer. The first cache line is what a create writes and a
+ * launch reads; of the rest, a create writes only heap_pos and host_valid
+ * (the first bytes of the second line) and leaves the others zero until
+ * the buffer is used: two lines of fresh memory instead of the whole
+ * record (core/record.c).
+ */
 struct rec {
 	uint64_t id; /* device-wide serial, never reused: trace id */
 	uint64_t size;
 	uint64_t asize; /* size rounded to the arena granularity */
 	struct ctx *ctx;
+	/* "" (rec_no_label) or its own copy (dao_set_label), never NULL */
+	const char *label;
+	/* every live record of the device, for publishing (core/record.c:
+	 * a new record waits on the device's list of new ones until dev->mu's
+	 * holder moves it here) */
+	struct rec *all_prev, *all_next;
 	uint32_t refs; /* live handle slots naming it */
 	bool released;
 	bool traced; /* its 'b' line is in the trace */
-	char label[DAO_LABEL_MAX];
+
+	/* From here on the executor writes, some fields for every kernel: a
+	 * line apart from the first, which every launch reads. */
+	int32_t heap_pos; /* index in heaps[heap_which], -1 when absent */
+	uint8_t heap_which;
+	bool host_valid; /* the host copy (or the job's initial contents) is current */
+	bool dev_valid; /* the device copy holds the current contents */
+	bool ahead;     /* prefetched (or its space reserved); its use has not run */
+	bool cleaned;   /* written back ahead of eviction, still resident and clean */
+	uint32_t pin;   /* operand of the op being executed: not a victim */
+	uint32_t stamp_idx;
 	struct opnd *use_head, *use_tail;
 	uint64_t stamp; /* launch-time deduplication */
-	uint32_t stamp_idx;
 
 	/* residency, decided by the executor */
 	struct dao_block *blk; /* device allocation, NULL when not resident */
-	bool dev_valid;        /* the device copy holds the current contents */
-	bool host_valid;       /* the host copy (or the job's initial contents) is current */
 	void *host;
 	uint64_t pin_handle; /* module pin of the host copy, 0 if none */
 	dao_fence ready;     /* device copy valid once reached */
@@ -125,18 +148,11 @@ struct rec {
 	dao_fence host_busy; /* every copy from or into the host copy done */
 	uint64_t last_use;   /* seq of the last executed use */
 	uint64_t load_seq;   /* seq when it became resident (fifo) */
-	uint32_t pin;        /* operand of the op being executed: not a victim */
-	bool ahead;          /* prefetched (or its space reserved); its use has not run */
-	bool cleaned;        /* written back ahead of eviction, still resident and clean */
-	int32_t heap_pos;    /* index in heaps[heap_which], -1 when absent */
-	uint8_t heap_which;
 	uint64_t key;
 	/* iteration pattern: offset of the first use in the current iteration */
 	uint64_t iter_no;
 	uint64_t iter_off;
-	/* every live record of the device, for publishing */
-	struct rec *all_prev, *all_next;
-};
+} __attribute__((aligned(64)));
 
 /* A handle slot. Owners and views alike; views point at the owner's record. */
 struct slot {
@@ -156,16 +172,34 @@ struct victim_heap {
 	uint32_t cap;
 };
 
-/* Records are carved from chunks the device keeps until it is destroyed,
- * and a destroyed record waits on a free list for the next create
- * (record.c): no malloc per buffer, and pages touched once. */
+/*
+ * Records are carved from huge-page chunks the device keeps until it is
+ * destroyed (record.c, chunks.c): no malloc per buffer, pages touched once,
+ * and a record of fresh memory needs no clearing. Creates do not take dev->mu: they carve
+ * under mu (taken only by creates, for a batch of records at a time) and
+ * take destroyed records back from `returned`, a stack the destroyers
+ * (dev->mu held) push onto and a create empties at once into its context's
+ * own list (struct ctx_recs).
+ */
 struct rec_cache {
-	struct rec *free; /* linked through all_next */
+	pthread_mutex_t mu;
 	void **chunks;
 	uint32_t nchunks, cap;
-	char *cur;        /* unused part of the newest chunk */
-	size_t left;      /* its bytes */
-	size_t next_size; /* bytes of the next chunk */
+	char *cur;     /* unused part of the newest chunk */
+	size_t left;   /* its bytes */
+	bool cur_zero; /* that chunk is fresh memory, all zero */
+	struct rec *returned __attribute__((aligned(64))); /* linked through all_next; atomic */
+	/* New records not yet in dev->all_recs: pushed by creates, moved
+	 * there by dev->mu's holder (rec_adopt). Atomic. */
+	struct rec *fresh;
+};
+
+/* A context's records ready for its next creates: under its slot_mu. */
+struct ctx_recs {
+	struct rec *free; /* linked through all_next */
+	char *cur;        /* a batch carved from the device's chunk */
+	size_t left;
+	bool zero;        /* the batch is fresh memory, all zero */
 };
 
 /* The device's queue of ops (queue.c pushes, executor.c pops). */
@@ -284,7 +318,8 @@ struct device {
 	 * launch from its CPU takes dev->mu instead of the inbox (submit.c). */
 	int exec_cpu;
 	uint64_t host_budget;
-	uint64_t host_committed; /* bytes of live owning buffers */
+	/* Bytes of live owning buffers: atomic, creates add without dev->mu. */
+	uint64_t host_committed;
 	bool shared;
 	uint32_t nctx;
 	uint32_t serial; /* registry bookkeeping */
@@ -338,10 +373,14 @@ struct ctx {
 	struct slot *slots;
 	uint32_t nslots;
 	uint32_t free_head; /* 1-based; 0 none */
+	/* Slots below it were handed out once; those above are untouched.
+	 * Atomic: lookups without slot_mu read it (core/registry.c). */
+	uint32_t fresh;
 	uint64_t live_handles;
 	/* Ops queued so far (atomic: launches through the inbox count
 	 * without dev->mu). Queued and not finished: ctx_queued(). */
 	uint64_t launched;
+	struct ctx_recs recs; /* core/record.c */
 
 	/* Ops finished so far: the executor's alone, so the line the job's
 	 * thread writes per launch is never the executor's too. */

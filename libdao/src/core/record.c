@@ -4,31 +4,58 @@
  * records (struct rec, one per owning buffer). A record lives while a handle
  * names it or the queue still uses it; the last of those frees it, the
  * executor through residency.c, the job's thread here.
+ *
+ * Creating takes no dev->mu (Documentation/design.md, Locking): the record
+ * comes from its context's batch or from the destroyed ones, is written
+ * (its first line, heap_pos and host_valid only) and pushed onto
+ * d->recs.fresh; whoever holds dev->mu next moves the fresh records onto
+ * the device's list of live ones and counts them (rec_adopt), before
+ * anything can destroy them.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/log.h"
+#include "core/chunks.h"
 #include "core/inbox.h"
 #include "core/queue.h"
 #include "core/record.h"
 #include "core/victim.h"
 #include "trace/trace_writer.h"
 
-/* Chunks start small (a job with a few buffers keeps a few KiB) and
- * double up to a huge page, which the kernel may then back with one page:
- * a million records fault in about 150 pages instead of 75,000. */
-#define CHUNK_FIRST (16u << 10)
-#define CHUNK_MAX (2u << 20)
+/* Records come from huge-page chunks (core/chunks.c: one fault per 8,192
+ * records, and a chunk a closed device left is used again); a context
+ * takes them from the newest chunk a batch at a time (one lock per BATCH
+ * creates). */
+#define BATCH 64u
+
+/* What a record's label is until dao_set_label gives it one. */
+const char rec_no_label[1];
+
+static void rec_push(struct rec **stack, struct rec *r)
+{
+	struct rec *top = __atomic_load_n(stack, __ATOMIC_RELAXED);
+
+	/* A push is never fooled by a top that left and came back: it only
+	 * sets r->all_next to whatever the top is when the swap succeeds. */
+	do
+		r->all_next = top;
+	while (!__atomic_compare_exchange_n(stack, &top, r, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
+}
 
 #ifdef __SANITIZE_ADDRESS__
 /* Under AddressSanitizer every record is its own allocation, so a use of a
  * destroyed record is still caught. */
-static struct rec *rec_alloc(struct device *d)
+static struct rec *rec_alloc(struct device *d, struct ctx *c)
 {
+	struct rec *r = aligned_alloc(_Alignof(struct rec), sizeof(struct rec));
+
 	(void)d;
-	return calloc(1, sizeof(struct rec));
+	(void)c;
+	if (r)
+		memset(r, 0, sizeof(*r));
+	return r;
 }
 
 static void rec_free(struct device *d, struct rec *r)
@@ -36,11 +63,18 @@ static void rec_free(struct device *d, struct rec *r)
 	(void)d;
 	free(r);
 }
+
+void rec_ctx_release(struct device *d, struct ctx *c)
+{
+	(void)d;
+	(void)c;
+}
 #else
+/* rc->mu held. */
 static bool chunk_add(struct rec_cache *rc)
 {
-	size_t size = rc->next_size ? rc->next_size : CHUNK_FIRST;
 	void *p;
+	bool zero;
 
 	if (rc->nchunks == rc->cap) {
 		uint32_t cap = rc->cap ? rc->cap * 2 : 16;
@@ -51,40 +85,85 @@ static bool chunk_add(struct rec_cache *rc)
 		rc->chunks = v;
 		rc->cap = cap;
 	}
-	p = size == CHUNK_MAX ? aligned_alloc(CHUNK_MAX, size) : malloc(size);
+	p = chunk_get(&zero);
 	if (!p)
 		return false;
-	if (size == CHUNK_MAX)
-		madvise(p, size, MADV_HUGEPAGE); /* advice: fine if refused */
 	rc->chunks[rc->nchunks++] = p;
 	rc->cur = p;
-	rc->left = size;
-	rc->next_size = size < CHUNK_MAX ? size * 2 : CHUNK_MAX;
+	rc->left = CHUNK_BYTES;
+	rc->cur_zero = zero;
 	return true;
 }
 
-static struct rec *rec_alloc(struct device *d)
+/* A batch of fresh records for context c (its slot_mu held). */
+static bool batch_take(struct device *d, struct ctx_recs *cr)
 {
 	struct rec_cache *rc = &d->recs;
-	struct rec *r = rc->free;
+	size_t want = BATCH * sizeof(struct rec);
+	bool ok = true;
 
-	if (r) {
-		rc->free = r->all_next;
-	} else {
-		if (rc->left < sizeof(*r) && !chunk_add(rc))
-			return NULL;
-		r = (struct rec *)(void *)rc->cur;
-		rc->cur += sizeof(*r);
-		rc->left -= sizeof(*r);
+	pthread_mutex_lock(&rc->mu);
+	if (rc->left < sizeof(struct rec))
+		ok = chunk_add(rc);
+	if (ok) {
+		size_t n = rc->left < want ? rc->left - rc->left % sizeof(struct rec) : want;
+
+		cr->cur = rc->cur;
+		cr->left = n;
+		cr->zero = rc->cur_zero;
+		rc->cur += n;
+		rc->left -= n;
 	}
-	memset(r, 0, sizeof(*r));
+	pthread_mutex_unlock(&rc->mu);
+	return ok;
+}
+
+static struct rec *rec_alloc(struct device *d, struct ctx *c)
+{
+	struct ctx_recs *cr = &c->recs;
+	struct rec *r = cr->free;
+
+	if (!r && __atomic_load_n(&d->recs.returned, __ATOMIC_RELAXED))
+		r = __atomic_exchange_n(&d->recs.returned, NULL, __ATOMIC_ACQUIRE);
+	if (r) {
+		/* Used before: its lines were written. */
+		cr->free = r->all_next;
+		memset(r, 0, sizeof(*r));
+		return r;
+	}
+	if (cr->left < sizeof(*r) && !batch_take(d, cr))
+		return NULL;
+	r = (struct rec *)(void *)cr->cur;
+	cr->cur += sizeof(*r);
+	cr->left -= sizeof(*r);
+	/* Never used: zero since the kernel mapped it, left untouched. */
+	if (!cr->zero)
+		memset(r, 0, sizeof(*r)); /* a chunk another device left */
 	return r;
 }
 
 static void rec_free(struct device *d, struct rec *r)
 {
-	r->all_next = d->recs.free;
-	d->recs.free = r;
+	rec_push(&d->recs.returned, r);
+}
+
+void rec_ctx_release(struct device *d, struct ctx *c)
+{
+	struct ctx_recs *cr = &c->recs;
+
+	while (cr->free) {
+		struct rec *r = cr->free;
+
+		cr->free = r->all_next;
+		rec_push(&d->recs.returned, r);
+	}
+	/* The rest of its batch: few records, zero again once taken back. */
+	for (; cr->left >= sizeof(struct rec); cr->left -= sizeof(struct rec)) {
+		rec_push(&d->recs.returned, (struct rec *)(void *)cr->cur);
+		cr->cur += sizeof(struct rec);
+	}
+	cr->cur = NULL;
+	cr->left = 0;
 }
 #endif
 
@@ -92,39 +171,80 @@ void rec_cache_destroy(struct device *d)
 {
 	struct rec_cache *rc = &d->recs;
 
+#ifndef __SANITIZE_ADDRESS__
 	for (uint32_t i = 0; i < rc->nchunks; i++)
-		free(rc->chunks[i]);
+		chunk_put(rc->chunks[i]);
+#endif
 	free(rc->chunks);
-	*rc = (struct rec_cache){ 0 };
+	pthread_mutex_destroy(&rc->mu);
+	rc->chunks = NULL;
+	rc->nchunks = rc->cap = 0;
+}
+
+void rec_cache_init(struct device *d)
+{
+	pthread_mutex_init(&d->recs.mu, NULL);
+}
+
+void rec_adopt(struct device *d)
+{
+	struct rec *r;
+
+	if (!__atomic_load_n(&d->recs.fresh, __ATOMIC_RELAXED))
+		return;
+	r = __atomic_exchange_n(&d->recs.fresh, NULL, __ATOMIC_ACQUIRE);
+	/* Newest first on the stack: oldest first onto the list's head, so
+	 * the list stays newest first, the order the publisher relies on. */
+	{
+		struct rec *older = NULL;
+
+		while (r) {
+			struct rec *next = r->all_next;
+
+			r->all_next = older;
+			older = r;
+			r = next;
+		}
+		r = older;
+	}
+	while (r) {
+		struct rec *next = r->all_next;
+
+		if (r->asize > d->res.max_asize)
+			d->res.max_asize = r->asize;
+		r->all_prev = NULL;
+		r->all_next = d->all_recs;
+		if (r->all_next)
+			r->all_next->all_prev = r;
+		d->all_recs = r;
+		d->stats.live_buffers++;
+		r = next;
+	}
 }
 
 dao_status rec_create(struct device *d, struct ctx *c, uint64_t bytes, struct rec **out)
 {
-	struct rec *r = rec_alloc(d);
+	struct rec *r = rec_alloc(d, c);
 
 	if (!r)
 		return DAO_ERR_NOMEM;
-	r->id = d->next_rec_id++;
+	/* The first line, heap_pos and host_valid: nothing else of a fresh record. */
+	r->id = __atomic_fetch_add(&d->next_rec_id, 1, __ATOMIC_RELAXED);
 	r->size = bytes;
 	r->asize = arena_round(&d->res.arena, bytes);
-	if (r->asize > d->res.max_asize)
-		d->res.max_asize = r->asize;
 	r->ctx = c;
+	r->label = rec_no_label;
 	r->refs = 1;
 	r->host_valid = true; /* "the job's data", undefined until written */
 	r->heap_pos = -1;
-	r->all_next = d->all_recs;
-	if (r->all_next)
-		r->all_next->all_prev = r;
-	d->all_recs = r;
-	d->host_committed += bytes;
-	d->stats.live_buffers++;
+	rec_push(&d->recs.fresh, r);
 	*out = r;
 	return DAO_OK;
 }
 
 void rec_destroy(struct device *d, struct rec *r)
 {
+	rec_adopt(d); /* r is on the list of live records */
 	if (r->all_prev)
 		r->all_prev->all_next = r->all_next;
 	else
@@ -132,6 +252,8 @@ void rec_destroy(struct device *d, struct rec *r)
 	if (r->all_next)
 		r->all_next->all_prev = r->all_prev;
 	d->stats.live_buffers--;
+	if (r->label != rec_no_label)
+		free((char *)r->label);
 	rec_free(d, r);
 }
 
@@ -142,7 +264,7 @@ void rec_unref(struct device *d, struct rec *r)
 	/* Every launch that named it is in the table now (core/inbox.c). */
 	inbox_drain_all(d);
 	r->released = true;
-	d->host_committed -= r->size;
+	__atomic_fetch_sub(&d->host_committed, r->size, __ATOMIC_RELAXED);
 	if (d->trace) {
 		trace_buffer_once(d, r);
 		dao_trace_writer_free(d->trace, r->id);

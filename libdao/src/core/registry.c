@@ -19,9 +19,11 @@
 #include <sys/mman.h>
 
 #include "base/log.h"
+#include "core/chunks.h"
 #include "core/inbox.h"
 #include "core/queue.h"
 #include "core/lock.h"
+#include "core/record.h"
 #include "core/registry.h"
 
 #define SLOT_BITS 24
@@ -84,23 +86,29 @@ dao_status slot_lookup(struct ctx *c, dao_buf b, struct slot **out)
 			return DAO_ERR_FOREIGN;
 		return DAO_ERR_HANDLE;
 	}
-	if (idx == 0 || idx > c->nslots)
+	if (idx == 0 || idx > __atomic_load_n(&c->fresh, __ATOMIC_ACQUIRE))
 		return DAO_ERR_HANDLE;
 	s = &c->slots[idx - 1];
-	if (!s->refs || (s->gen & GEN_MASK) != gen)
+	/* The generation first: a create without dev->mu writes only free
+	 * slots, whose generation no live handle carries, and their refs
+	 * last (dao_buffer_create). */
+	if ((s->gen & GEN_MASK) != gen || !__atomic_load_n(&s->refs, __ATOMIC_ACQUIRE))
 		return DAO_ERR_HANDLE;
 	*out = s;
 	return DAO_OK;
 }
 
 /*
- * The slot table grows by doubling. Outside AddressSanitizer it is its own
- * mapping, grown with mremap: the slots already there are neither copied
- * nor touched again, and the kernel may back large tables with huge pages,
- * one fault per 2 MiB instead of per 4 KiB (advice; fine if refused).
- * Under AddressSanitizer it stays a heap block, which ASan watches.
+ * The slot table grows by doubling. Outside AddressSanitizer it starts as
+ * one huge-page chunk (core/chunks.c) and grows by mremap into a mapping
+ * aligned to huge pages: the slots already there are neither copied nor
+ * touched again, and the kernel may back the table with huge pages, one
+ * fault per 2 MiB instead of per 4 KiB (advice; fine if refused). Under
+ * AddressSanitizer it stays a heap block, which ASan watches.
  */
 #ifdef __SANITIZE_ADDRESS__
+#define SLOTS_FIRST 64u
+
 static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
 {
 	(void)old_bytes;
@@ -111,7 +119,7 @@ void slot_table_free(struct ctx *c)
 {
 	free(c->slots);
 	c->slots = NULL;
-	c->nslots = 0;
+	c->nslots = c->fresh = 0;
 }
 #else
 static size_t page_up(size_t n)
@@ -121,37 +129,79 @@ static size_t page_up(size_t n)
 	return (n + page - 1) & ~(page - 1);
 }
 
+/* A table of at least HUGE_BYTES is a mapping aligned to them, so the
+ * kernel may back all of it with huge pages. The first is one huge page
+ * (43,690 slots): its pages are touched only as creates reach them, and
+ * one fault brings in what 512 faults of small pages would (each costs
+ * as much as a hundred creates on a virtual machine), and the table moves
+ * only beyond it. */
+#define HUGE_BYTES CHUNK_BYTES
+#define SLOTS_FIRST ((uint32_t)(HUGE_BYTES / sizeof(struct slot)))
+
+static size_t table_bytes(size_t n)
+{
+	return n >= HUGE_BYTES ? (n + HUGE_BYTES - 1) & ~(size_t)(HUGE_BYTES - 1) : page_up(n);
+}
+
 static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
 {
-	void *p;
+	size_t want = table_bytes(bytes), span = want + HUGE_BYTES;
+	char *p, *at;
+	bool zero;
 
-	if (old)
-		p = mremap(old, page_up(old_bytes), page_up(bytes), MREMAP_MAYMOVE);
-	else
-		p = mmap(NULL, page_up(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	/* The first: one chunk (slots are written when handed out). */
+	if (!old)
+		return chunk_get(&zero);
+	p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	/* The whole mapping: advice on part of it would split it in two,
-	 * and mremap moves only what one mapping holds. */
-	if (bytes >= (2u << 20))
-		madvise(p, page_up(bytes), MADV_HUGEPAGE);
-	return p;
+	at = (char *)(((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+	if (at > p)
+		munmap(p, (size_t)(at - p));
+	if (p + span > at + want)
+		munmap(at + want, (size_t)(p + span - (at + want)));
+	/* The slots already there move with their pages, neither copied
+	 * nor touched again. */
+	if (mremap(old, table_bytes(old_bytes), want, MREMAP_MAYMOVE | MREMAP_FIXED, at) ==
+	    MAP_FAILED) {
+		munmap(at, want);
+		return NULL;
+	}
+	madvise(at, want, MADV_HUGEPAGE);
+	return (struct slot *)(void *)at;
 }
 
 void slot_table_free(struct ctx *c)
 {
-	if (c->slots)
-		munmap(c->slots, page_up((size_t)c->nslots * sizeof(*c->slots)));
+	if (c->slots && c->nslots == SLOTS_FIRST)
+		chunk_put(c->slots); /* the next context's first table */
+	else if (c->slots)
+		munmap(c->slots, table_bytes((size_t)c->nslots * sizeof(*c->slots)));
 	c->slots = NULL;
-	c->nslots = 0;
+	c->nslots = c->fresh = 0;
 }
 #endif
 
+bool slot_table_full(const struct ctx *c)
+{
+	return !c->free_head && c->fresh == c->nslots;
+}
+
+/*
+ * A slot never used before is written only when it is handed out, so the
+ * table's pages are touched one by one as creates reach them, not all at
+ * each doubling. Its first generation comes from a process-wide sequence:
+ * slots of other contexts and tables start apart.
+ */
 dao_status slot_new(struct ctx *c, uint32_t *idx)
 {
-	if (!c->free_head) {
-		uint32_t n = c->nslots ? c->nslots * 2 : 64, gen;
+	if (c->free_head) {
+		*idx = c->free_head - 1;
+		c->free_head = c->slots[*idx].next_free;
+		return DAO_OK;
+	}
+	if (c->fresh == c->nslots) {
+		uint32_t n = c->nslots ? c->nslots * 2 : SLOTS_FIRST;
 		struct slot *v;
 
 		if (c->nslots >= SLOT_MASK)
@@ -161,17 +211,18 @@ dao_status slot_new(struct ctx *c, uint32_t *idx)
 		v = table_grow(c->slots, (size_t)c->nslots * sizeof(*v), (size_t)n * sizeof(*v));
 		if (!v)
 			return DAO_ERR_NOMEM;
-		gen = atomic_fetch_add(&gen_seed, 7919u * (n - c->nslots));
-		for (uint32_t i = c->nslots; i < n; i++, gen += 7919) {
-			v[i] = (struct slot){ .gen = gen, .gen_first = gen };
-			v[i].next_free = i + 1 < n ? i + 2 : 0;
-		}
-		c->free_head = c->nslots + 1;
 		c->slots = v;
 		c->nslots = n;
 	}
-	*idx = c->free_head - 1;
-	c->free_head = c->slots[*idx].next_free;
+	{
+		uint32_t i = c->fresh, gen = atomic_fetch_add(&gen_seed, 7919u);
+
+		c->slots[i] = (struct slot){ .gen = gen, .gen_first = gen };
+		/* After the slot is written: lookups without slot_mu read
+		 * slots below it only (slot_lookup). */
+		__atomic_store_n(&c->fresh, i + 1, __ATOMIC_RELEASE);
+		*idx = i;
+	}
 	return DAO_OK;
 }
 
@@ -263,8 +314,10 @@ static dao_status enter_unlocked(dao_ctx h, bool queues_or_waits, struct ctx **o
 void ctx_lock_device(struct ctx *c)
 {
 	dev_lock(c->dev);
-	/* What the call looks at includes every launch made before it. */
+	/* What the call looks at includes every launch and every buffer
+	 * made before it. */
 	inbox_drain(c->dev);
+	rec_adopt(c->dev);
 	/* Deterministic mode: the job's calls interleave with whole ops only,
 	 * so what the executor sees never depends on thread timing. */
 	if (c->dev->flags & DAO_CONFIG_DETERMINISTIC)
@@ -288,6 +341,11 @@ dao_status ctx_enter(dao_ctx h, struct ctx **out)
 dao_status ctx_enter_to_queue(dao_ctx h, struct ctx **out)
 {
 	return enter(h, true, out);
+}
+
+dao_status ctx_enter_unlocked(dao_ctx h, struct ctx **out)
+{
+	return enter_unlocked(h, false, out);
 }
 
 dao_status ctx_enter_to_launch(dao_ctx h, struct ctx **out)

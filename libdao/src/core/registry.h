@@ -26,6 +26,8 @@ void ctx_leave(struct ctx *c);
  * turn) when the launch needs it after all. Leave with ctx_leave once
  * locked, else ctx_leave_unlocked. */
 dao_status ctx_enter_to_launch(dao_ctx h, struct ctx **out);
+/* dao_buffer_create's way in: as ctx_enter, without dev->mu. */
+dao_status ctx_enter_unlocked(dao_ctx h, struct ctx **out);
 void ctx_lock_device(struct ctx *c);
 void ctx_leave_unlocked(struct ctx *c);
 
@@ -43,6 +45,8 @@ dao_status registry_close(dao_ctx h, struct ctx **out);
 /* Buffer handles of context c (c entered). */
 dao_status slot_lookup(struct ctx *c, dao_buf b, struct slot **out);
 dao_status slot_new(struct ctx *c, uint32_t *idx);
+/* slot_new would grow the table (and move it: dev->mu needed too). */
+bool slot_table_full(const struct ctx *c);
 void slot_put(struct ctx *c, uint32_t idx);
 void slot_put_unused(struct ctx *c, uint32_t idx);
 void slot_table_free(struct ctx *c); /* at close: every slot goes */

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chunks.h - memory for records and slot tables in huge-page-sized
+ * mappings, kept for reuse across devices and contexts (chunks.c).
+ */
+#ifndef DAO_CORE_CHUNKS_H
+#define DAO_CORE_CHUNKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CHUNK_BYTES (2u << 20)
+
+/* A CHUNK_BYTES mapping aligned to CHUNK_BYTES (the kernel may back it
+ * with one huge page), or NULL. *zero: never used, all zero; otherwise
+ * one that chunk_put gave back, with whatever it held. */
+void *chunk_get(bool *zero);
+/* Give a chunk_get mapping back: kept for the next chunk_get (a few), or
+ * unmapped. */
+void chunk_put(void *p);
+
+#endif /* DAO_CORE_CHUNKS_H */
