@@ -22,29 +22,33 @@ static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static void *pool[POOL_MAX];
 static unsigned npool;
 
-void *chunk_get(bool *zero)
+void *chunk_map(size_t bytes)
 {
-	size_t span = 2 * (size_t)CHUNK_BYTES;
+	size_t span = bytes + CHUNK_BYTES;
 	char *p, *at;
 
-	pthread_mutex_lock(&pool_mu);
-	p = npool ? pool[--npool] : NULL;
-	pthread_mutex_unlock(&pool_mu);
-	if (p) {
-		*zero = false;
-		return p;
-	}
+	/* Over-map by a chunk, then trim both ends to the aligned part. */
 	p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	at = (char *)(((uintptr_t)p + CHUNK_BYTES - 1) & ~(uintptr_t)(CHUNK_BYTES - 1));
 	if (at > p)
 		munmap(p, (size_t)(at - p));
-	if (p + span > at + CHUNK_BYTES)
-		munmap(at + CHUNK_BYTES, (size_t)(p + span - (at + CHUNK_BYTES)));
-	madvise(at, CHUNK_BYTES, MADV_HUGEPAGE); /* advice: fine if refused */
-	*zero = true;
+	if (p + span > at + bytes)
+		munmap(at + bytes, (size_t)(p + span - (at + bytes)));
+	madvise(at, bytes, MADV_HUGEPAGE); /* advice: fine if refused */
 	return at;
+}
+
+void *chunk_get(bool *zero)
+{
+	void *p;
+
+	pthread_mutex_lock(&pool_mu);
+	p = npool ? pool[--npool] : NULL;
+	pthread_mutex_unlock(&pool_mu);
+	*zero = !p;
+	return p ? p : chunk_map(CHUNK_BYTES);
 }
 
 void chunk_put(void *p)

@@ -11,6 +11,9 @@
 
 #define CHUNK_BYTES (2u << 20)
 
+/* A fresh, zeroed mapping of `bytes` aligned to CHUNK_BYTES, advised for
+ * huge pages, or NULL; munmap gives it back. */
+void *chunk_map(size_t bytes);
 /* A CHUNK_BYTES mapping aligned to CHUNK_BYTES (the kernel may back it
  * with one huge page), or NULL. *zero: never used, all zero; otherwise
  * one that chunk_put gave back, with whatever it held. */

@@ -145,21 +145,16 @@ static size_t table_bytes(size_t n)
 
 static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
 {
-	size_t want = table_bytes(bytes), span = want + HUGE_BYTES;
-	char *p, *at;
+	size_t want = table_bytes(bytes);
+	char *at;
 	bool zero;
 
 	/* The first: one chunk (slots are written when handed out). */
 	if (!old)
 		return chunk_get(&zero);
-	p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	at = chunk_map(want);
+	if (!at)
 		return NULL;
-	at = (char *)(((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
-	if (at > p)
-		munmap(p, (size_t)(at - p));
-	if (p + span > at + want)
-		munmap(at + want, (size_t)(p + span - (at + want)));
 	/* The slots already there move with their pages, neither copied
 	 * nor touched again. */
 	if (mremap(old, table_bytes(old_bytes), want, MREMAP_MAYMOVE | MREMAP_FIXED, at) ==
