@@ -69,6 +69,13 @@ static int resolve_budget(const struct chol_options *o, const struct chol_proble
 	return CHOL_EXIT_OK;
 }
 
+/* A budget with room for every tile: nothing is ever evicted. One kernel
+ * needs at most three tiles, each rounded up to the backend's granule. */
+static uint64_t room_for_all(const struct chol_problem *p, dao_backend_kind backend)
+{
+	return chol_min_budget(p, backend) / (p->nt < 3 ? p->nt : 3) * chol_tile_count(p);
+}
+
 /*
  * --warm-up: once, before any clock starts, a factorization of at most 3 x 3 tiles of
  * the same order, through the same path, with room for all of them. It
@@ -93,7 +100,7 @@ static int warm_up(const struct chol_options *o, const struct chol_problem *p,
 		fprintf(stderr, "dao-cholesky: out of memory for the warm-up\n");
 		return CHOL_EXIT_FAILED;
 	}
-	wrc.budget = chol_min_budget(&w, o->backend) / nt * chol_tile_count(&w);
+	wrc.budget = room_for_all(&w, o->backend);
 	ret = o->uvm ? chol_uvm_factor(&w, 0, &r) : chol_factor(&w, &wrc, &r);
 	free(r.l);
 	chol_problem_free(&w);
@@ -150,9 +157,7 @@ int main(int argc, char **argv)
 	rep.passed = rep.budgeted.residual < rep.threshold;
 
 	if (o.compare) {
-		/* Room for every tile: nothing is ever evicted. */
-		rc.budget = chol_min_budget(&p, o.backend) / (p.nt < 3 ? p.nt : 3) *
-			    chol_tile_count(&p);
+		rc.budget = room_for_all(&p, o.backend);
 		/* Plain UVM unlimited: no ballast, the whole card. */
 		ret = o.uvm ? chol_uvm_factor(&p, 0, &unlimited) : chol_factor(&p, &rc, &unlimited);
 		if (ret)
