@@ -225,13 +225,10 @@ dao_status dao_set_label(dao_ctx h, dao_buf buf, const char *label)
 	/* Out of line: most buffers have none, and a create writes one
 	 * cache line of its record (core/objects.h). */
 	copy = label_copy(label);
-	if (!copy) {
+	if (copy)
+		rec_label_set(s->rec, copy);
+	else
 		st = DAO_ERR_NOMEM; /* the old label stays */
-	} else {
-		if (s->rec->label != rec_no_label)
-			free((char *)s->rec->label);
-		s->rec->label = copy;
-	}
 	api_leave(c);
 	return st;
 }

@@ -242,6 +242,13 @@ dao_status rec_create(struct device *d, struct ctx *c, uint64_t bytes, struct re
 	return DAO_OK;
 }
 
+void rec_label_set(struct rec *r, const char *copy)
+{
+	if (r->label != rec_no_label)
+		free((char *)r->label);
+	r->label = copy;
+}
+
 void rec_destroy(struct device *d, struct rec *r)
 {
 	rec_adopt(d); /* r is on the list of live records */
@@ -252,8 +259,7 @@ void rec_destroy(struct device *d, struct rec *r)
 	if (r->all_next)
 		r->all_next->all_prev = r->all_prev;
 	d->stats.live_buffers--;
-	if (r->label != rec_no_label)
-		free((char *)r->label);
+	rec_label_set(r, rec_no_label);
 	rec_free(d, r);
 }
 

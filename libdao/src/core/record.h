@@ -11,6 +11,10 @@
 /* The label of a record that has none. */
 extern const char rec_no_label[1];
 
+/* Give r the label `copy` (rec_no_label or its own heap copy), freeing the
+ * copy it held. */
+void rec_label_set(struct rec *r, const char *copy);
+
 /* A new record of `bytes` for context c, with c->slot_mu held and dev->mu
  * not needed; the caller has checked the budgets and counted its bytes
  * into host_committed. It joins the device's list of live records (and
