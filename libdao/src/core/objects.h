@@ -386,6 +386,10 @@ struct ctx {
 	 * thread writes per launch is never the executor's too. */
 	uint64_t finished __attribute__((aligned(64)));
 	uint32_t window_waiters; /* launches sleeping until its queue drains */
+	/* Their CPU when they went to sleep, -1 when several or unknown
+	 * (queue_op_finished). Written by them, read by the executor, both
+	 * with dev->mu. */
+	int window_cpu;
 };
 
 static inline uint64_t ctx_queued(const struct ctx *c)
