@@ -16,6 +16,7 @@
 
 #include "common.h"
 #include "dao_publish.h"
+#include "core/publish.h"
 
 #define HAMMER_WORDS 61 /* odd, and more than one cache line */
 
@@ -462,7 +463,7 @@ static uint64_t mono_ms(void)
  */
 static void test_rebuild_cost(void)
 {
-	const uint32_t cycles = 200, pay = MANY / 32 + 1;
+	const uint32_t cycles = 200, pay = MANY / TABLE_WALK_PER_OP + 1;
 	static dao_buf bufs[MANY];
 	const struct dao_pub_area *a;
 	struct dao_pub_table t;

@@ -109,7 +109,7 @@ static dao_status launch_inbox(struct ctx *c, const char *name, size_t namelen, 
 	dao_status st = DAO_OK;
 	struct inbox_cell *cell;
 
-	if (ctx_queued(c) > d->lookahead && !window_spin(c)) {
+	if (ctx_window_full(c, d->lookahead) && !window_spin(c)) {
 		*locked = true;
 		return DAO_OK;
 	}
@@ -152,7 +152,7 @@ static dao_status launch_inbox(struct ctx *c, const char *name, size_t namelen, 
 	}
 	/* Again under slot_mu, which the context's other launches take
 	 * too: the window holds exactly as it does on the locked path. */
-	if (ctx_queued(c) > d->lookahead) {
+	if (ctx_window_full(c, d->lookahead)) {
 		*locked = true;
 		goto out;
 	}

@@ -232,7 +232,13 @@ static void *executor_main(void *arg)
 		} else {
 			op_release(d, op);
 		}
-		queue_op_finished(d, c, blocking);
+		if (queue_op_finished(d, c, blocking)) {
+			/* Outside dev->mu: the woken thread's first step is
+			 * to take it (queue.c). */
+			dev_unlock(d);
+			pthread_cond_broadcast(&d->done_cv);
+			dev_lock(d);
+		}
 	}
 out: {
 	dao_fence all = d->issued;

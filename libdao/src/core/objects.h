@@ -380,12 +380,20 @@ struct ctx {
 	/* Ops queued so far (atomic: launches through the inbox count
 	 * without dev->mu). Queued and not finished: ctx_queued(). */
 	uint64_t launched;
+	/* A value `finished` had, kept where launches read it: a lower
+	 * bound they check the window against before they read the
+	 * executor's line (ctx_window_full). Atomic. */
+	uint64_t finished_seen;
 	struct ctx_recs recs; /* core/record.c */
 
 	/* Ops finished so far: the executor's alone, so the line the job's
 	 * thread writes per launch is never the executor's too. */
 	uint64_t finished __attribute__((aligned(64)));
 	uint32_t window_waiters; /* launches sleeping until its queue drains */
+	/* Their CPU when they went to sleep, -1 when several or unknown
+	 * (queue_op_finished). Written by them, read by the executor, both
+	 * with dev->mu. */
+	int window_cpu;
 };
 
 static inline uint64_t ctx_queued(const struct ctx *c)
@@ -394,6 +402,28 @@ static inline uint64_t ctx_queued(const struct ctx *c)
 	uint64_t done = __atomic_load_n(&c->finished, __ATOMIC_ACQUIRE);
 
 	return __atomic_load_n(&c->launched, __ATOMIC_RELAXED) - done;
+}
+
+/*
+ * Launch side: more than `lookahead` ops of c queued? The executor writes
+ * `finished` after every op; read at every launch, its line would cross
+ * CPUs twice per kernel. So a launch first checks against finished_seen,
+ * an older value of it (queued can only be less), and reads `finished`
+ * only when that says the window may be full: about once per half window.
+ * The answer is the same as ctx_queued()'s. finished_seen may move back
+ * when two launching threads race to store it; any value it held is still
+ * a lower bound.
+ */
+static inline bool ctx_window_full(struct ctx *c, uint64_t lookahead)
+{
+	uint64_t seen = __atomic_load_n(&c->finished_seen, __ATOMIC_RELAXED);
+
+	/* seen first: launched, read after, is never below it. */
+	if (__atomic_load_n(&c->launched, __ATOMIC_RELAXED) - seen <= lookahead)
+		return false;
+	seen = __atomic_load_n(&c->finished, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&c->finished_seen, seen, __ATOMIC_RELAXED);
+	return __atomic_load_n(&c->launched, __ATOMIC_RELAXED) - seen > lookahead;
 }
 
 static inline bool rec_dirty(const struct rec *r)

@@ -26,12 +26,6 @@
 
 /* The per-buffer table is rebuilt at most this often while the job runs. */
 #define TABLE_PERIOD_NS 100000000ull
-/* A rebuild walks every live buffer. One when the job waits on an idle
- * executor may walk this many buffers per op executed since the previous
- * rebuild: a few percent of what an op costs, counted in work, not in
- * wall-clock time, so neither a loaded machine nor a sync after every
- * kernel of a job with a million buffers changes what it costs or does. */
-#define TABLE_WALK_PER_OP 32u
 
 struct dao_publisher {
 	uint64_t last_summary_ns; /* coarse clock at the last summary */
@@ -229,14 +223,14 @@ static void publish_table(struct dao_publisher *p, const struct device *d, uint6
 {
 	struct dao_pub_table head = { .now_seq = d->q.now_seq, .taken_ns = now };
 	uint32_t n = 0;
-	uint64_t pinned = 0;
 
+	/* The walk reads only the records' first lines (size, id, link):
+	 * each further line would be one more miss per live buffer. The
+	 * pinned bytes are counted as they are pinned (residency.c). */
 	for (const struct rec *r = d->all_recs; r; r = r->all_next) {
 		struct rec *rr = (struct rec *)r;
 
 		head.live++;
-		if (r->pin_handle)
-			pinned += r->size;
 		if (n < p->cap) {
 			heap_push(p->top, n++, rr);
 		} else if (p->cap && bigger(rr, p->top[0])) {
@@ -244,7 +238,7 @@ static void publish_table(struct dao_publisher *p, const struct device *d, uint6
 			heap_sift_down(p->top, n, 0);
 		}
 	}
-	p->pinned_bytes = pinned;
+	p->pinned_bytes = d->stats.pinned_bytes;
 	p->table_walked = head.live;
 	head.count = n;
 	/* Pop the smallest to the back: the array ends largest first. */

@@ -191,6 +191,14 @@ dao_status op_wait(struct device *d, struct op *op)
 
 void queue_wait_window(struct device *d, struct ctx *c)
 {
+	int me = sched_getcpu();
+
+	/* Where the window's sleepers are, for queue_op_finished: one CPU,
+	 * or -1 when they are on several (or it is not known). */
+	if (!c->window_waiters)
+		c->window_cpu = me;
+	else if (c->window_cpu != me)
+		c->window_cpu = -1;
 	c->window_waiters++;
 	d->window_waiters++;
 	wait_done(d);
@@ -202,10 +210,19 @@ void queue_wait_window(struct device *d, struct ctx *c)
  * Waking a sleeping thread costs microseconds when it sleeps on another
  * CPU: a launch waiting for a full window is woken once its queue is down
  * to half the window (then it can queue many kernels before it waits
- * again), not after every op. Everyone else waits for a particular op or
- * turn and is woken after every op.
+ * again), not after every op. When it sleeps on the executor's own CPU,
+ * the two never run at once: waking it before its queue is empty would
+ * only cut the executor's work into more slices, two context switches
+ * each (the woken launch preempts the executor, fills the window, sleeps
+ * again), so it is woken when its queue is empty. Everyone else waits for
+ * a particular op or turn and is woken after every op.
+ *
+ * True when the caller must wake the sleepers (pthread_cond_broadcast on
+ * done_cv): it does so after letting dev->mu go, so that a woken thread
+ * neither preempts a holder of dev->mu on its CPU nor sleeps again at once
+ * waiting for it.
  */
-void queue_op_finished(struct device *d, struct ctx *c, bool blocking)
+bool queue_op_finished(struct device *d, struct ctx *c, bool blocking)
 {
 	/* The executor holds dev->mu: the holder's CPU is its own. */
 	int me = __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED);
@@ -215,10 +232,12 @@ void queue_op_finished(struct device *d, struct ctx *c, bool blocking)
 	if (__atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED) != me)
 		__atomic_store_n(&d->exec_cpu, me, __ATOMIC_RELAXED);
 	if (!d->done_waiters)
-		return;
-	if (blocking || d->done_waiters > d->window_waiters ||
-	    (c && c->window_waiters &&
-	     (ctx_queued(c) <= d->lookahead / 2 || c->failure ||
-	      d->failure)))
-		pthread_cond_broadcast(&d->done_cv);
+		return false;
+	if (blocking || d->done_waiters > d->window_waiters)
+		return true;
+	if (!c || !c->window_waiters)
+		return false;
+	if (c->failure || d->failure)
+		return true;
+	return ctx_queued(c) <= (me >= 0 && c->window_cpu == me ? 0 : d->lookahead / 2);
 }

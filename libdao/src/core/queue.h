@@ -25,9 +25,10 @@ dao_status op_wait(struct device *d, struct op *op);
 /* Launch side: sleep until c's queue has drained to the low watermark
  * (half the window), or c or the device failed. */
 void queue_wait_window(struct device *d, struct ctx *c);
-/* Executor side, after finishing an op of c (NULL: none): wake the
- * threads whose wait may be over. */
-void queue_op_finished(struct device *d, struct ctx *c, bool blocking);
+/* Executor side, after finishing an op of c (NULL: none): true when the
+ * threads sleeping on done_cv must be woken (the caller broadcasts after
+ * letting dev->mu go). */
+bool queue_op_finished(struct device *d, struct ctx *c, bool blocking);
 /* A zeroed op of at least bytes bytes, from the device's cache when small;
  * NULL when out of memory. op_release gives one back (any op the job's
  * side allocated with calloc, too). */

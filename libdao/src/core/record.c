@@ -193,32 +193,25 @@ void rec_adopt(struct device *d)
 	if (!__atomic_load_n(&d->recs.fresh, __ATOMIC_RELAXED))
 		return;
 	r = __atomic_exchange_n(&d->recs.fresh, NULL, __ATOMIC_ACQUIRE);
-	/* Newest first on the stack: oldest first onto the list's head, so
-	 * the list stays newest first, the order the publisher relies on. */
+	if (!r)
+		return;
+	/* Newest first on the stack, as the list keeps them (the order the
+	 * publisher relies on): the stack goes in front of the list as it
+	 * is, in one pass, each record's line touched once (the records
+	 * have left the cache by now when many were created in a row). */
 	{
-		struct rec *older = NULL;
+		struct rec *prev = NULL, *top = r;
 
-		while (r) {
-			struct rec *next = r->all_next;
-
-			r->all_next = older;
-			older = r;
-			r = next;
+		for (; r; prev = r, r = r->all_next) {
+			if (r->asize > d->res.max_asize)
+				d->res.max_asize = r->asize;
+			r->all_prev = prev;
+			d->stats.live_buffers++;
 		}
-		r = older;
-	}
-	while (r) {
-		struct rec *next = r->all_next;
-
-		if (r->asize > d->res.max_asize)
-			d->res.max_asize = r->asize;
-		r->all_prev = NULL;
-		r->all_next = d->all_recs;
-		if (r->all_next)
-			r->all_next->all_prev = r;
-		d->all_recs = r;
-		d->stats.live_buffers++;
-		r = next;
+		prev->all_next = d->all_recs;
+		if (d->all_recs)
+			d->all_recs->all_prev = prev;
+		d->all_recs = top;
 	}
 }
 
