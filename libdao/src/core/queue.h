@@ -23,7 +23,8 @@ static inline bool queue_window_full(const struct device *d)
 }
 dao_status op_wait(struct device *d, struct op *op);
 /* Launch side: sleep until c's queue has drained to the low watermark
- * (half the window), or c or the device failed. */
+ * (half the window; empty when the sleeper shares the executor's CPU:
+ * queue_op_finished), or c or the device failed. */
 void queue_wait_window(struct device *d, struct ctx *c);
 /* Executor side, after finishing an op of c (NULL: none): true when the
  * threads sleeping on done_cv must be woken (the caller broadcasts after
