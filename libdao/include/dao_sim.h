@@ -79,7 +79,9 @@ void dao_backend_destroy(struct dao_backend *be);
 
 /*
  * Open a private context driving a backend the caller built. The context
- * owns `be` from then on, also on failure. (In libdao.a; libdao.so does not
+ * owns `be` from then on, also on failure. DAO_ERR_INVALID when be's rates
+ * (backend.h: struct dao_rates) are not all positive and finite: the
+ * policy times the window with them. (In libdao.a; libdao.so does not
  * export it.)
  */
 dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, dao_ctx *out);

@@ -49,12 +49,14 @@ int main(void)
 	unsigned seed = 4242;
 	uint64_t gran;
 	struct dao_backend *probe;
+	struct dao_rates host_rates;
 	int compared = 0, differ = 0;
 
 	/* The host arena's granularity, whatever the core chose. */
 	if (dao_backend_host_create(1 << 20, &probe) != DAO_OK)
 		tap_bail("host backend unavailable");
 	gran = probe->align ? probe->align : 1;
+	host_rates = probe->rates;
 	probe->ops->destroy(probe);
 	tap_diag("host arena granularity %llu bytes", (unsigned long long)gran);
 
@@ -70,6 +72,13 @@ int main(void)
 		trace_profile_build(t, 1, &p);
 		dao_sim_model_preset("h100", &m);
 		m.contiguous = 1; /* place buffers as the host arena does */
+		/* and time them as the host backend models itself: the
+		 * prefetch horizon follows modeled time (core/horizon.c) */
+		m.h2d_bytes_per_s = host_rates.h2d_bytes_per_s;
+		m.d2h_bytes_per_s = host_rates.d2h_bytes_per_s;
+		m.flops_per_s = host_rates.flops_per_s;
+		m.mem_bytes_per_s = host_rates.mem_bytes_per_s;
+		m.launch_ns = host_rates.launch_ns;
 		for (size_t j = 0; j < 4; j++) {
 			uint64_t budget = p.max_kernel_bytes +
 					  (p.peak_live_bytes - p.max_kernel_bytes) * (j + 1) / 5 /

@@ -182,6 +182,8 @@ static void uni_init(struct uni_backend *u, uint64_t budget)
 	u->base.ops = &uni_ops;
 	u->base.kind = DAO_BACKEND_CUDA_MANAGED;
 	u->base.holds_data = true;
+	u->base.rates = (struct dao_rates){ .h2d_bytes_per_s = 10e9, .d2h_bytes_per_s = 10e9,
+					    .flops_per_s = 1e12, .mem_bytes_per_s = 100e9 };
 	u->base.device_memory = budget;
 	u->base.align = UNI_GRANULE;
 	u->base.contiguous = false;

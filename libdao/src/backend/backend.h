@@ -99,8 +99,24 @@ struct dao_backend_ops {
 			    const dao_fence *after);
 };
 
+/*
+ * What the device does per second, for the policy's modeled time (which
+ * queued kernel is due for its fetches, core/horizon.c): only ratios
+ * matter there, compute time against copy time. A kernel lasts
+ * max(flops / flops_per_s, operand bytes / mem_bytes_per_s) + launch_ns,
+ * as the simulator models it.
+ */
+struct dao_rates {
+	double h2d_bytes_per_s;
+	double d2h_bytes_per_s;
+	double flops_per_s;
+	double mem_bytes_per_s;
+	uint64_t launch_ns;
+};
+
 struct dao_backend {
 	const struct dao_backend_ops *ops;
+	struct dao_rates rates; /* every constructor sets all four rates > 0 */
 	dao_backend_kind kind;
 	bool holds_data;        /* false for the simulator: no host copies, no pointers */
 	uint64_t device_memory; /* total device memory, for percentage budgets */

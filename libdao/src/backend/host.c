@@ -283,6 +283,14 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
 	h->base.ops = &host_ops;
 	h->base.kind = DAO_BACKEND_HOST;
 	h->base.holds_data = true;
+	/* Copies are memcpy and kernels run on one host thread each: one
+	 * core's nominal rates (the ratios are what the policy reads). */
+	h->base.rates = (struct dao_rates){
+		.h2d_bytes_per_s = 8e9,
+		.d2h_bytes_per_s = 8e9,
+		.flops_per_s = 20e9,
+		.mem_bytes_per_s = 8e9,
+	};
 	h->base.device_memory = dao_host_memory_bytes();
 	h->base.align = 256;
 	h->base.contiguous = true;

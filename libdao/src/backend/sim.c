@@ -431,6 +431,13 @@ dao_status dao_backend_sim_create(const struct dao_sim_model *m, uint64_t budget
 	 * way the host backend does. */
 	s->be.kind = DAO_BACKEND_HOST;
 	s->be.holds_data = false;
+	s->be.rates = (struct dao_rates){
+		.h2d_bytes_per_s = m->h2d_bytes_per_s,
+		.d2h_bytes_per_s = m->d2h_bytes_per_s,
+		.flops_per_s = m->flops_per_s,
+		.mem_bytes_per_s = m->mem_bytes_per_s,
+		.launch_ns = m->launch_ns,
+	};
 	s->be.device_memory = m->memory_bytes;
 	s->be.arena_bytes = budget;
 	s->be.align = 1;

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "core/device.h"
 #include "core/executor.h"
+#include "core/horizon.h"
 #include "core/inbox.h"
 #include "core/publish.h"
 #include "core/queue.h"
@@ -54,6 +55,14 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 	if (!d) {
 		be->ops->destroy(be);
 		return DAO_ERR_NOMEM;
+	}
+	/* The policy times the window with them (core/horizon.c). */
+	if (!horizon_rates_valid(&be->rates)) {
+		dao_err("backend %s: its device rates are not all positive and finite",
+			be->ops->name ? be->ops->name : "(unnamed)");
+		be->ops->destroy(be);
+		free(d);
+		return DAO_ERR_INVALID;
 	}
 	memset(d, 0, sizeof(*d));
 	rec_cache_init(d);

@@ -13,6 +13,7 @@
 
 #include "backend/backend.h"
 #include "base/log.h"
+#include "core/horizon.h"
 #include "core/record.h"
 #include "core/lock.h"
 #include "core/residency.h"
@@ -106,7 +107,13 @@ static uint64_t ahead_cap(const struct device *d)
 /* How many queued ops a prefetch looks through before deciding. */
 #define PREFETCH_SCAN_OPS 256
 
-static uint64_t best_after(struct device *d, const struct op *op, uint64_t best)
+/* The better victim rule 2 waits for: its key, and the op whose end frees it. */
+struct better_victim {
+	uint64_t key;
+	const struct op *freed_by;
+};
+
+static void best_after(struct device *d, const struct op *op, struct better_victim *best)
 {
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		const struct opnd *u = &op->opnd[i];
@@ -114,11 +121,10 @@ static uint64_t best_after(struct device *d, const struct op *op, uint64_t best)
 		if (u->rec->blk) {
 			uint64_t k = victim_key_after(d, u);
 
-			if (k > best)
-				best = k;
+			if (k > best->key)
+				*best = (struct better_victim){ k, op };
 		}
 	}
-	return best;
 }
 
 /*
@@ -127,14 +133,16 @@ static uint64_t best_after(struct device *d, const struct op *op, uint64_t best)
  * target now by evicting a worse victim would be harm Belady would not do
  * at target's turn: then wait.
  */
-static uint64_t best_victim_before(struct device *d, const struct op *target)
+static struct better_victim best_victim_before(struct device *d, const struct op *target)
 {
-	uint64_t best = d->q.pinned_op ? best_after(d, d->q.pinned_op, 0) : 0;
+	struct better_victim best = { 0, NULL };
 	unsigned n = 0;
 
+	if (d->q.pinned_op)
+		best_after(d, d->q.pinned_op, &best);
 	for (const struct op *op = d->q.head; op && op != target && n < PREFETCH_SCAN_OPS;
 	     op = op->next, n++)
-		best = best_after(d, op, best);
+		best_after(d, op, &best);
 	return best;
 }
 
@@ -240,15 +248,18 @@ static dao_status evict(struct device *d, struct rec *r)
 }
 
 /*
- * Fetches for the next few kernels are issued as soon as they do no harm
- * (evict nothing needed sooner), so that they overlap the running kernel;
- * farther ones also wait until no record used before them would be a
- * better victim then, which keeps the bytes moved at Belady's. belady
- * keeps to the latter everywhere; dao spends a little traffic on time.
+ * Fetches for the kernels that are due (core/horizon.c: put off to the next
+ * decision, they would arrive late) are issued as soon as they do no harm
+ * (evict nothing needed sooner), so that they overlap the running kernels;
+ * others also wait until no record used before them would be a better
+ * victim then, which keeps the bytes moved at Belady's. belady keeps to the
+ * latter everywhere; dao spends a little traffic on time.
  */
-static uint64_t eager_ops(const struct device *d)
+static bool eager(const struct device *d, const struct op *target,
+		  const struct better_victim *better)
 {
-	return d->pol->eager_ops;
+	return d->pol->eager_when_due && horizon_due(d, target) &&
+	       horizon_late(d, better->freed_by, target);
 }
 
 /* Space for asize bytes, evicting in policy order. For a prefetch (for
@@ -270,8 +281,11 @@ static struct dao_block *make_room(struct device *d, uint64_t asize, const struc
 		v = victim_pick(d, limit_seq);
 		if (!v)
 			return NULL;
-		if (target && !scanned && target->seq > d->q.now_seq + eager_ops(d)) {
-			wait_for = best_victim_before(d, target);
+		if (target && !scanned) {
+			struct better_victim better = best_victim_before(d, target);
+
+			if (!eager(d, target, &better))
+				wait_for = better.key;
 			scanned = true;
 		}
 		if (v->key < wait_for)

@@ -26,10 +26,11 @@ struct dao_policy_ops {
 	dao_policy id;
 	/* victim key */
 	enum policy_key victim_key;
-	/* prefetch horizon: the next eager_ops kernels' fetches are issued as
-	 * soon as they evict nothing needed sooner; farther ones also wait
-	 * until no record used before them would be a better victim */
-	uint32_t eager_ops;
+	/* prefetch horizon: the fetches of kernels that are due in modeled
+	 * time (core/horizon.c) are issued as soon as they evict nothing
+	 * needed sooner; others also wait until no record used before them
+	 * would be a better victim. Without it, all wait so. */
+	bool eager_when_due;
 	/* whether a prefetch may evict at all (lru and fifo know no future:
 	 * they fetch ahead into free space only) */
 	bool prefetch_evicts;

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * horizon.c - which queued kernels are due for their fetches, in modeled
+ * time (horizon.h).
+ *
+ * The executor decides at each kernel's turn. A fetch issued now for a
+ * later kernel k may take the space of records whose last use has been
+ * issued, and copies while the kernels before k compute. Put off until
+ * kernel a ends, it overlaps only the kernels between a and k; and the
+ * copy engine moves fetches in the order they are issued, so k's fetch
+ * also waits for the missing inputs of the kernels before it. Hence k's
+ * fetch is late if put off until a ends (horizon_late) when
+ *
+ *     h2d time of the bytes the kernels after a up to k still need
+ *         >=  compute time of the kernels after a and before k
+ *
+ * k is due (horizon_due) when it is late if put off until the next kernel
+ * ends: the next decision may have to take the space that kernel frees.
+ * The next kernel is always due, the one after it whenever it still needs
+ * bytes; farther ones only where copying, not computing, sets the pace.
+ * The policy (core/residency.c) lets a due fetch evict a victim that
+ * Belady's order would keep for now only when waiting for the better
+ * victim (freed when its last use before k ends) would also be late.
+ *
+ * Times come from the flops each launch declared, its operand bytes and
+ * the backend's rates (backend.h: struct dao_rates), as the simulator
+ * models a kernel; only their ratio matters. The walk is bounded: a kernel
+ * more than HORIZON_SCAN_OPS ops away is not due.
+ */
+#include <math.h>
+
+#include "backend/backend.h"
+#include "core/horizon.h"
+
+/* How many queued ops the test looks through: beyond that, not due. */
+#define HORIZON_SCAN_OPS 256
+
+bool horizon_rates_valid(const struct dao_rates *r)
+{
+	return r->h2d_bytes_per_s > 0 && isfinite(r->h2d_bytes_per_s) &&
+	       r->d2h_bytes_per_s > 0 && isfinite(r->d2h_bytes_per_s) && r->flops_per_s > 0 &&
+	       isfinite(r->flops_per_s) && r->mem_bytes_per_s > 0 && isfinite(r->mem_bytes_per_s);
+}
+
+static uint64_t ns_at(double amount, double per_s)
+{
+	double ns = amount * 1e9 / per_s;
+
+	return ns >= 0x1p63 ? UINT64_C(1) << 63 : (uint64_t)ns;
+}
+
+uint64_t horizon_kernel_ns(const struct device *d, const struct op *op)
+{
+	const struct dao_rates *r = &d->be->rates;
+	uint64_t bytes = 0, t_flops, t_mem;
+
+	if (op->kind != OP_KERNEL)
+		return 0;
+	for (uint32_t i = 0; i < op->nopnd; i++)
+		bytes += op->opnd[i].rec->size;
+	t_flops = ns_at((double)op->flops, r->flops_per_s);
+	t_mem = ns_at((double)bytes, r->mem_bytes_per_s);
+	return (t_flops > t_mem ? t_flops : t_mem) + r->launch_ns;
+}
+
+uint64_t horizon_h2d_ns(const struct device *d, uint64_t bytes)
+{
+	return ns_at((double)bytes, d->be->rates.h2d_bytes_per_s);
+}
+
+/* Bytes of op's inputs that are not on the device. */
+static uint64_t missing_bytes(const struct op *op)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		const struct opnd *u = &op->opnd[i];
+
+		if (u->mode != MODE_W && !u->rec->blk)
+			bytes += u->rec->size;
+	}
+	return bytes;
+}
+
+bool horizon_late(const struct device *d, const struct op *after, const struct op *target)
+{
+	uint64_t missing = 0, compute_ns = 0;
+	const struct op *op = d->q.head;
+	unsigned n = 0;
+
+	for (; op && n < HORIZON_SCAN_OPS; op = op->next, n++) {
+		if (op->kind != OP_KERNEL || (after && op->seq <= after->seq))
+			continue;
+		missing += missing_bytes(op);
+		if (op == target)
+			return missing && horizon_h2d_ns(d, missing) >= compute_ns;
+		compute_ns += horizon_kernel_ns(d, op);
+	}
+	return false;
+}
+
+bool horizon_due(const struct device *d, const struct op *target)
+{
+	const struct op *op = d->q.head;
+	unsigned n = 0;
+
+	for (; op && n < HORIZON_SCAN_OPS; op = op->next, n++)
+		if (op->kind == OP_KERNEL)
+			return op == target || horizon_late(d, op, target);
+	return false;
+}

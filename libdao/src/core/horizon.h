@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * horizon.h - modeled time over the queued window (horizon.c): how long a
+ * queued kernel computes and how long its missing inputs take to copy, at
+ * the backend's rates, and from those which kernels are due for their
+ * fetches now. Called by the executor with dev->mu held.
+ */
+#ifndef DAO_CORE_HORIZON_H
+#define DAO_CORE_HORIZON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "core/objects.h"
+
+/* Whether the backend's rates can model time (all positive and finite). */
+bool horizon_rates_valid(const struct dao_rates *r);
+
+/* Modeled nanoseconds kernel op computes (0 for other ops). */
+uint64_t horizon_kernel_ns(const struct device *d, const struct op *op);
+
+/* Modeled nanoseconds the h2d engine needs for bytes. */
+uint64_t horizon_h2d_ns(const struct device *d, uint64_t bytes);
+
+/* Whether kernel target's fetches, put off until kernel `after` (queued or
+ * running, before target) ends, would arrive after target could start. */
+bool horizon_late(const struct device *d, const struct op *after, const struct op *target);
+
+/*
+ * Whether kernel `target`'s fetches are due: put off to the next decision
+ * (the next kernel's turn), they would arrive after target could start.
+ * See horizon.c for the model.
+ */
+bool horizon_due(const struct device *d, const struct op *target);
+
+#endif /* DAO_CORE_HORIZON_H */

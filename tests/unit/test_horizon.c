@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_horizon.c - the prefetch horizon in modeled time (core/horizon.c):
+ * which queued kernels are due for their fetches follows the flops and
+ * bytes of the window against the device's rates, not a count of kernels;
+ * and a backend whose rates cannot model time is refused at open.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/horizon.h"
+#include "core/objects.h"
+#include "dao_sim.h"
+#include "tap.h"
+
+#define MB 1000000ull
+
+/* A window of up to 8 queued ops, each with up to 2 operands. */
+struct window {
+	struct dao_backend be;
+	struct device *d;
+	struct op op[8];
+	struct opnd u[8][2];
+	struct rec r[8][2];
+	struct dao_block blk; /* any non-NULL block: "resident" */
+	int n;
+};
+
+static struct window *window_new(void)
+{
+	struct window *w = calloc(1, sizeof(*w));
+
+	/* 100 Tflop/s, 50 GB/s each way: a 1e11-flop kernel computes 1 ms
+	 * while 50 MB copy in 1 ms. */
+	w->be.rates = (struct dao_rates){ .h2d_bytes_per_s = 50e9,
+					  .d2h_bytes_per_s = 50e9,
+					  .flops_per_s = 100e12,
+					  .mem_bytes_per_s = 3000e9 };
+	w->d = aligned_alloc(_Alignof(struct device), sizeof(struct device));
+	memset(w->d, 0, sizeof(*w->d));
+	w->d->be = &w->be;
+	return w;
+}
+
+static void window_free(struct window *w)
+{
+	free(w->d);
+	free(w);
+}
+
+/* Queue a kernel of `flops` reading `in` bytes (resident or not) and
+ * writing `out` bytes; 0 leaves that operand out. */
+static struct op *push(struct window *w, enum op_kind kind, uint64_t flops, uint64_t in,
+		       bool in_resident, uint64_t out)
+{
+	int i = w->n++;
+	struct op *op = &w->op[i];
+
+	op->kind = kind;
+	op->seq = 100 + (uint64_t)i;
+	op->flops = flops;
+	op->opnd = w->u[i];
+	if (in) {
+		w->r[i][0].size = in;
+		w->r[i][0].blk = in_resident ? &w->blk : NULL;
+		w->u[i][op->nopnd++] = (struct opnd){ .rec = &w->r[i][0], .op = op, .mode = MODE_R };
+	}
+	if (out) {
+		w->r[i][1].size = out;
+		w->u[i][op->nopnd++] = (struct opnd){ .rec = &w->r[i][1], .op = op, .mode = MODE_W };
+	}
+	if (i)
+		w->op[i - 1].next = op;
+	else
+		w->d->q.head = op;
+	return op;
+}
+
+static void test_rates_valid(void)
+{
+	struct dao_rates ok = { 1, 1, 1, 1, 0 }, r;
+
+	tap_ok(horizon_rates_valid(&ok), "positive finite rates can model time");
+	r = ok;
+	r.h2d_bytes_per_s = 0;
+	tap_ok(!horizon_rates_valid(&r), "a zero h2d rate cannot");
+	r = ok;
+	r.flops_per_s = NAN;
+	tap_ok(!horizon_rates_valid(&r), "a NaN compute rate cannot");
+	r = ok;
+	r.mem_bytes_per_s = INFINITY;
+	tap_ok(!horizon_rates_valid(&r), "an infinite memory rate cannot");
+	r = ok;
+	r.d2h_bytes_per_s = -1;
+	tap_ok(!horizon_rates_valid(&r), "a negative d2h rate cannot");
+}
+
+static void test_kernel_time(void)
+{
+	struct window *w = window_new();
+	struct op *k = push(w, OP_KERNEL, 100000000000ull, 3000 * MB, true, 0);
+	struct op *m = push(w, OP_KERNEL, 1000, 30000 * MB, true, 0);
+	struct op *f = push(w, OP_FREE, 0, 0, false, 0);
+
+	tap_ok(horizon_kernel_ns(w->d, k) == 1000000, "1e11 flops at 100 Tflop/s: 1 ms (%llu ns)",
+	       (unsigned long long)horizon_kernel_ns(w->d, k));
+	tap_ok(horizon_kernel_ns(w->d, m) == 10000000,
+	       "a memory-bound kernel lasts its operand bytes at the memory rate (%llu ns)",
+	       (unsigned long long)horizon_kernel_ns(w->d, m));
+	tap_ok(horizon_kernel_ns(w->d, f) == 0, "an op that is not a kernel computes nothing");
+	tap_ok(horizon_h2d_ns(w->d, 50 * MB) == 1000000, "50 MB at 50 GB/s: 1 ms");
+	w->be.rates.launch_ns = 5000;
+	tap_ok(horizon_kernel_ns(w->d, k) == 1005000, "the launch latency adds to a kernel");
+	window_free(w);
+}
+
+/* next (1 ms), second (1 ms, input missing), third (input missing). */
+static void test_due_follows_time(void)
+{
+	struct window *w;
+	struct op *next, *second, *third;
+
+	w = window_new();
+	next = push(w, OP_KERNEL, 100000000000ull, 10 * MB, true, 0);
+	second = push(w, OP_KERNEL, 100000000000ull, 10 * MB, false, 0);
+	third = push(w, OP_KERNEL, 100000000000ull, 10 * MB, false, 0);
+	tap_ok(horizon_due(w->d, next), "the next kernel is always due");
+	tap_ok(horizon_due(w->d, second), "the kernel after it is due: nothing computes between");
+	tap_ok(!horizon_due(w->d, third),
+	       "compute-bound: 20 MB (0.4 ms) to copy over 1 ms of compute is not due");
+	window_free(w);
+
+	/* The same window where copying sets the pace. */
+	w = window_new();
+	next = push(w, OP_KERNEL, 100000000000ull, 10 * MB, true, 0);
+	second = push(w, OP_KERNEL, 100000000000ull, 40 * MB, false, 0);
+	third = push(w, OP_KERNEL, 100000000000ull, 20 * MB, false, 0);
+	tap_ok(horizon_due(w->d, third),
+	       "copy-bound: 60 MB (1.2 ms) to copy over 1 ms of compute is due");
+	window_free(w);
+
+	/* Shorter kernels, the same bytes: time, not the count, decides. */
+	w = window_new();
+	next = push(w, OP_KERNEL, 10000000000ull, 10 * MB, true, 0);
+	second = push(w, OP_KERNEL, 10000000000ull, 10 * MB, false, 0);
+	third = push(w, OP_KERNEL, 10000000000ull, 10 * MB, false, 0);
+	tap_ok(horizon_due(w->d, third), "0.4 ms to copy over 0.1 ms of compute is due");
+	window_free(w);
+	(void)next;
+	(void)second;
+}
+
+static void test_outputs_and_gaps(void)
+{
+	struct window *w = window_new();
+	struct op *second, *third, *fifth;
+
+	push(w, OP_KERNEL, 100000000000ull, 10 * MB, true, 0);
+	second = push(w, OP_KERNEL, 100000000000ull, 0, false, 80 * MB);
+	third = push(w, OP_KERNEL, 100000000000ull, 0, false, 80 * MB);
+	push(w, OP_FREE, 0, 0, false, 0);
+	fifth = push(w, OP_KERNEL, 100000000000ull, 10 * MB, true, 0);
+	tap_ok(!horizon_due(w->d, second) && !horizon_due(w->d, third),
+	       "an output moves no bytes: nothing to hide, not due");
+	tap_ok(!horizon_due(w->d, fifth), "all resident: not due");
+	tap_ok(!horizon_late(w->d, second, third),
+	       "no missing input after kernel 2: waiting for it is not late");
+	window_free(w);
+
+	w = window_new();
+	push(w, OP_KERNEL, 100000000000ull, 10 * MB, true, 0);
+	second = push(w, OP_KERNEL, 100000000000ull, 10 * MB, true, 0);
+	third = push(w, OP_KERNEL, 100000000000ull, 10 * MB, true, 0);
+	push(w, OP_ITER, 0, 0, false, 0);
+	fifth = push(w, OP_KERNEL, 100000000000ull, 40 * MB, false, 0);
+	tap_ok(!horizon_due(w->d, fifth), "0.8 ms to copy over 2 ms of compute: not due");
+	tap_ok(!horizon_late(w->d, second, fifth), "waiting for kernel 2: 1 ms to hide 0.8 ms");
+	tap_ok(horizon_late(w->d, third, fifth),
+	       "waiting for kernel 3: nothing computes in between, late");
+	window_free(w);
+}
+
+static void test_open_refuses_bad_rates(void)
+{
+	struct dao_sim_model m;
+	struct dao_backend *be;
+	dao_config cfg;
+	dao_ctx ctx = DAO_CTX_NULL;
+	dao_status st;
+
+	dao_sim_model_preset("h100", &m);
+	if (dao_backend_sim_create(&m, 1 << 20, 0, &be) != DAO_OK)
+		tap_bail("sim backend");
+	be->rates.flops_per_s = 0;
+	dao_config_init(&cfg);
+	cfg.log_level = DAO_LOG_SILENT;
+	st = dao_open_on_backend(&cfg, be, &ctx);
+	tap_ok(st == DAO_ERR_INVALID && ctx.id == 0, "a backend without a compute rate is refused (%s)",
+	       dao_strerror(st));
+}
+
+int main(void)
+{
+	test_rates_valid();
+	test_kernel_time();
+	test_due_follows_time();
+	test_outputs_and_gaps();
+	test_open_refuses_bad_rates();
+	tap_plan_done();
+	return tap_exit();
+}
