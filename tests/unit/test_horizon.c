@@ -65,11 +65,13 @@ static struct op *push(struct window *w, enum op_kind kind, uint64_t flops, uint
 	if (in) {
 		w->r[i][0].size = in;
 		w->r[i][0].blk = in_resident ? &w->blk : NULL;
-		w->u[i][op->nopnd++] = (struct opnd){ .rec = &w->r[i][0], .op = op, .mode = MODE_R };
+		w->u[i][op->nopnd] = (struct opnd){ .rec = &w->r[i][0], .op = op, .mode = MODE_R };
+		w->r[i][0].use_head = &w->u[i][op->nopnd++];
 	}
 	if (out) {
 		w->r[i][1].size = out;
-		w->u[i][op->nopnd++] = (struct opnd){ .rec = &w->r[i][1], .op = op, .mode = MODE_W };
+		w->u[i][op->nopnd] = (struct opnd){ .rec = &w->r[i][1], .op = op, .mode = MODE_W };
+		w->r[i][1].use_head = &w->u[i][op->nopnd++];
 	}
 	if (i)
 		w->op[i - 1].next = op;
@@ -182,6 +184,42 @@ static void test_outputs_and_gaps(void)
 	window_free(w);
 }
 
+/* The room the window's placements take at once, and its compute time. */
+static void test_window_room(void)
+{
+	struct window *w = window_new();
+	struct op *k1, *k2, *k3;
+
+	k1 = push(w, OP_KERNEL, 100000000000ull, 10 * MB, false, 20 * MB);
+	k2 = push(w, OP_KERNEL, 100000000000ull, 5 * MB, false, 0);
+	k3 = push(w, OP_KERNEL, 100000000000ull, 7 * MB, true, 0);
+	for (int i = 0; i < 2; i++)
+		w->r[0][i].asize = w->r[0][i].size;
+	w->r[1][0].asize = 5 * MB;
+	w->r[2][0].asize = 7 * MB;
+	tap_ok(horizon_peak_room(w->d) == 35 * MB,
+	       "nothing freed: the placements add up (%llu bytes)",
+	       (unsigned long long)horizon_peak_room(w->d));
+	w->r[0][1].released = true; /* k1's output, last used there */
+	tap_ok(horizon_peak_room(w->d) == 30 * MB,
+	       "a released record's room comes back after its last use (%llu bytes)",
+	       (unsigned long long)horizon_peak_room(w->d));
+	w->u[0][0].rec->use_head = NULL; /* its next use is not this one */
+	tap_ok(horizon_peak_room(w->d) == 20 * MB,
+	       "a record enters only at its next use (%llu bytes)",
+	       (unsigned long long)horizon_peak_room(w->d));
+	tap_ok(horizon_compute_ns(w->d, NULL) == 3000000 && horizon_compute_ns(w->d, k3) == 2000000 &&
+		       horizon_compute_ns(w->d, k1) == 0,
+	       "the window's compute time, up to an op or whole");
+	k2->flops = UINT64_MAX;
+	w->be.rates.flops_per_s = 1e-300;
+	w->be.rates.launch_ns = UINT64_MAX / 2;
+	tap_ok(horizon_kernel_ns(w->d, k2) == UINT64_MAX &&
+		       horizon_compute_ns(w->d, NULL) == UINT64_MAX,
+	       "declared flops past any rate saturate, never wrap");
+	window_free(w);
+}
+
 static void test_open_refuses_bad_rates(void)
 {
 	struct dao_sim_model m;
@@ -207,6 +245,7 @@ int main(void)
 	test_kernel_time();
 	test_due_follows_time();
 	test_outputs_and_gaps();
+	test_window_room();
 	test_open_refuses_bad_rates();
 	tap_plan_done();
 	return tap_exit();

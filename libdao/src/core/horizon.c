@@ -42,6 +42,12 @@ bool horizon_rates_valid(const struct dao_rates *r)
 	       isfinite(r->flops_per_s) && r->mem_bytes_per_s > 0 && isfinite(r->mem_bytes_per_s);
 }
 
+/* Sums saturate: a job may declare any flops and sizes. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 static uint64_t ns_at(double amount, double per_s)
 {
 	double ns = amount * 1e9 / per_s;
@@ -57,15 +63,64 @@ uint64_t horizon_kernel_ns(const struct device *d, const struct op *op)
 	if (op->kind != OP_KERNEL)
 		return 0;
 	for (uint32_t i = 0; i < op->nopnd; i++)
-		bytes += op->opnd[i].rec->size;
+		bytes = sat_add(bytes, op->opnd[i].rec->size);
 	t_flops = ns_at((double)op->flops, r->flops_per_s);
 	t_mem = ns_at((double)bytes, r->mem_bytes_per_s);
-	return (t_flops > t_mem ? t_flops : t_mem) + r->launch_ns;
+	return sat_add(t_flops > t_mem ? t_flops : t_mem, r->launch_ns);
 }
 
 uint64_t horizon_h2d_ns(const struct device *d, uint64_t bytes)
 {
 	return ns_at((double)bytes, d->be->rates.h2d_bytes_per_s);
+}
+
+uint64_t horizon_d2h_ns(const struct device *d, uint64_t bytes)
+{
+	return ns_at((double)bytes, d->be->rates.d2h_bytes_per_s);
+}
+
+uint64_t horizon_compute_ns(const struct device *d, const struct op *end)
+{
+	const struct op *op = d->q.head;
+	uint64_t compute_ns = 0;
+	unsigned n = 0;
+
+	for (; op && op != end && n < HORIZON_SCAN_OPS; op = op->next, n++)
+		compute_ns = sat_add(compute_ns, horizon_kernel_ns(d, op));
+	return compute_ns;
+}
+
+/*
+ * A record not on the device takes its room at its first use in the window
+ * (its next use is that one); a released record gives its room back after
+ * its last use. The largest running total is the most the window's
+ * placements take at once, before anything they need is evicted.
+ */
+uint64_t horizon_peak_room(const struct device *d)
+{
+	const struct op *op = d->q.head;
+	uint64_t net = 0, peak = 0;
+	unsigned n = 0;
+
+	for (; op && n < HORIZON_SCAN_OPS; op = op->next, n++) {
+		if (op->kind != OP_KERNEL)
+			continue;
+		for (uint32_t i = 0; i < op->nopnd; i++) {
+			const struct opnd *u = &op->opnd[i];
+
+			if (!u->rec->blk && u->rec->use_head == u)
+				net = sat_add(net, u->rec->asize);
+		}
+		if (net > peak)
+			peak = net;
+		for (uint32_t i = 0; i < op->nopnd; i++) {
+			const struct opnd *u = &op->opnd[i];
+
+			if (u->rec->released && !u->next_use)
+				net = net > u->rec->asize ? net - u->rec->asize : 0;
+		}
+	}
+	return peak;
 }
 
 /* Bytes of op's inputs that are not on the device. */
@@ -77,7 +132,7 @@ static uint64_t missing_bytes(const struct op *op)
 		const struct opnd *u = &op->opnd[i];
 
 		if (u->mode != MODE_W && !u->rec->blk)
-			bytes += u->rec->size;
+			bytes = sat_add(bytes, u->rec->size);
 	}
 	return bytes;
 }
@@ -91,10 +146,10 @@ bool horizon_late(const struct device *d, const struct op *after, const struct o
 	for (; op && n < HORIZON_SCAN_OPS; op = op->next, n++) {
 		if (op->kind != OP_KERNEL || (after && op->seq <= after->seq))
 			continue;
-		missing += missing_bytes(op);
+		missing = sat_add(missing, missing_bytes(op));
 		if (op == target)
 			return missing && horizon_h2d_ns(d, missing) >= compute_ns;
-		compute_ns += horizon_kernel_ns(d, op);
+		compute_ns = sat_add(compute_ns, horizon_kernel_ns(d, op));
 	}
 	return false;
 }

@@ -27,6 +27,18 @@ uint64_t horizon_h2d_ns(const struct device *d, uint64_t bytes);
  * running, before target) ends, would arrive after target could start. */
 bool horizon_late(const struct device *d, const struct op *after, const struct op *target);
 
+/* Modeled nanoseconds the d2h engine needs for bytes. */
+uint64_t horizon_d2h_ns(const struct device *d, uint64_t bytes);
+
+/* Modeled nanoseconds the queued kernels before `end` compute (the whole
+ * window, as far as the walk looks, for NULL). */
+uint64_t horizon_compute_ns(const struct device *d, const struct op *end);
+
+/* The most room the queued window's placements take at once: records not
+ * on the device enter at their next use, released ones leave after their
+ * last (as far as the walk looks). */
+uint64_t horizon_peak_room(const struct device *d);
+
 /*
  * Whether kernel `target`'s fetches are due: put off to the next decision
  * (the next kernel's turn), they would arrive after target could start.

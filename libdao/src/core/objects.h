@@ -170,6 +170,7 @@ struct victim_heap {
 	struct rec **v;
 	uint32_t n;
 	uint32_t cap;
+	uint64_t bytes; /* the records' asize, summed */
 };
 
 /*
@@ -273,6 +274,7 @@ struct dev_residency {
 	uint64_t pf_bytes;    /* bytes brought in ahead whose use has not run */
 	uint64_t clean_bytes; /* bytes written back ahead that are still resident */
 	uint64_t max_asize;   /* largest buffer: sets how far ahead to work */
+	uint64_t live_asize;  /* asize of every live record (adopted, not destroyed) */
 	uint64_t iter_no;
 	uint64_t iter_start;
 	uint64_t prev_iter_len; /* 0 until one iteration completed */

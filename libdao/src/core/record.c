@@ -207,6 +207,7 @@ void rec_adopt(struct device *d)
 				d->res.max_asize = r->asize;
 			r->all_prev = prev;
 			d->stats.live_buffers++;
+			d->res.live_asize += r->asize;
 		}
 		prev->all_next = d->all_recs;
 		if (d->all_recs)
@@ -252,6 +253,7 @@ void rec_destroy(struct device *d, struct rec *r)
 	if (r->all_next)
 		r->all_next->all_prev = r->all_prev;
 	d->stats.live_buffers--;
+	d->res.live_asize -= r->asize;
 	rec_label_set(r, rec_no_label);
 	rec_free(d, r);
 }

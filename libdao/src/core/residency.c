@@ -86,10 +86,12 @@ static bool data_needed(const struct rec *r)
 	return !r->released;
 }
 
-/* How far ahead of execution the executor fetches and cleans, in bytes.
- * Fetching earlier than needed to hide the copy only makes it decide with
- * staler next-use information (and so move more); a few of the largest
- * buffers keep the copy engines busy. */
+/* How far ahead of execution the executor fetches, in bytes. Fetching
+ * earlier than needed to hide the copy only makes it decide with staler
+ * next-use information (and so move more); a few of the largest buffers
+ * keep the copy engine busy. (A cap in modeled time, the h2d time of the
+ * bytes ahead against the compute before their kernel, was measured and
+ * left far more copy time exposed: Documentation/daosim.md.) */
 static bool ahead_allowed(const struct device *d, const struct rec *r)
 {
 	uint64_t cap = d->budget / 64;
@@ -97,11 +99,6 @@ static bool ahead_allowed(const struct device *d, const struct rec *r)
 	if (cap < 3 * r->asize)
 		cap = 3 * r->asize;
 	return !d->res.pf_bytes || d->res.pf_bytes + r->asize <= cap;
-}
-
-static uint64_t ahead_cap(const struct device *d)
-{
-	return d->budget / 64;
 }
 
 /* How many queued ops a prefetch looks through before deciding. */
@@ -488,22 +485,36 @@ void res_iteration(struct device *d, struct op *op)
 /*
  * Write back, ahead of time, the dirty records the policy will evict next,
  * so that their eviction is a drop and the fetch that takes their space
- * need not wait for a write-back: both copy directions stay busy. Only
- * records needed after everything prefetched so far qualify.
+ * need not wait for a write-back: both copy directions stay busy. In
+ * modeled time (core/horizon.c): only while the window's placements will
+ * need more room at once than is free and cleaned already (so that some
+ * record will be evicted), only as far ahead as the d2h engine works
+ * while the kernels up to the prefetch frontier compute, and only records
+ * needed after that frontier.
  */
 static void clean_ahead(struct device *d)
 {
-	uint64_t cap = ahead_cap(d), frontier = d->res.pf_op ? d->res.pf_op->seq : d->q.next_seq;
+	const struct op *frontier_op = d->res.pf_op;
+	uint64_t frontier = frontier_op ? frontier_op->seq : d->q.next_seq;
 	struct victim_heap *h = &d->res.heaps[HEAP_DIRTY];
+	uint64_t free_bytes = d->res.arena.size - d->res.arena.used, room, compute_ns;
 
-	/* With room to spare nothing will be evicted soon. */
-	if (d->res.arena.size - d->res.arena.used > 4 * cap)
+	/* Everything live fits: nothing will ever be evicted. */
+	if (!h->n || free_bytes >= d->res.live_asize - d->res.arena.used)
 		return;
-
-	while (d->res.clean_bytes < cap && h->n) {
+	room = horizon_peak_room(d);
+	if (free_bytes + d->res.clean_bytes >= room)
+		return;
+	compute_ns = horizon_compute_ns(d, frontier_op);
+	while (h->n && free_bytes + d->res.clean_bytes < room) {
 		struct rec *r = h->v[0];
 
-		if (r->key <= frontier || write_back(d, r) != DAO_OK)
+		if (r->key <= frontier)
+			return;
+		if (d->res.clean_bytes &&
+		    horizon_d2h_ns(d, d->res.clean_bytes + r->asize) > compute_ns)
+			return;
+		if (write_back(d, r) != DAO_OK)
 			return;
 		r->cleaned = true;
 		d->res.clean_bytes += r->asize;
