@@ -228,7 +228,9 @@ DAO_API DAO_NODISCARD dao_status dao_launch(dao_ctx ctx, dao_kernel_fn fn, void 
 					    const dao_operand *ops, size_t count);
 
 /* As dao_launch, with a name and a flop count for traces and simulation
- * (name may be NULL; it is copied). */
+ * (name may be NULL; it is copied). The flop count also times the kernel
+ * for the prefetch policy: a kernel launched without one (dao_launch)
+ * lasts, to the policy, its operand bytes at the device's memory rate. */
 DAO_API DAO_NODISCARD dao_status dao_launch_named(dao_ctx ctx, const char *name, uint64_t flops,
 						  dao_kernel_fn fn, void *user,
 						  const dao_operand *ops, size_t count);
