@@ -157,7 +157,11 @@ typedef struct dao_buf {
  * device, settings it gives explicitly (budget after rounding, policy,
  * lookahead, host budget, trace file, DAO_CONFIG_DETERMINISTIC) must match
  * the device's, else DAO_ERR_CONFLICT. At most 4095 contexts are open at
- * once; one more is DAO_ERR_LIMIT. */
+ * once; one more is DAO_ERR_LIMIT. The memory the first creates use is
+ * taken and touched here, so that they do not wait for it: 2 MiB of handle
+ * slots for the context and, for a new device, 2 MiB of buffer records,
+ * resident from dao_open whether or not a buffer is created (after
+ * dao_close a few such chunks are kept for the process's next open). */
 DAO_API DAO_NODISCARD dao_status dao_open(const dao_config *cfg, dao_ctx *out);
 
 /* Drain all work, free every buffer, close. Handles still unreleased are

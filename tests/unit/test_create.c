@@ -10,7 +10,8 @@
  * nothing), and no test waits with a sleep. Under TSan every access of the
  * records, the slots and the counts is checked; under ASan a lookup that
  * kept a pointer into a moved slot table would be caught.
- * Also: labels, now kept out of line, reach traces as before.
+ * Also: labels, now kept out of line, reach traces as before, and contexts
+ * that close without a create (dao_open took their first memory).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -197,6 +198,52 @@ static void test_lookup_vs_growth(void)
 	TEST_TRY(dao_close(ctx, NULL));
 }
 
+/* ---- contexts that never create, and the memory dao_open takes ---- */
+
+/*
+ * dao_open takes a context's first slot table and its device's first chunk
+ * of records (api/registry.c, open_prime). Contexts and devices that close
+ * without a create give them back: more than the 8 chunks kept (the rest
+ * unmapped), then the next contexts start from kept chunks, one of them a
+ * shared device's second context, and grow past the first table.
+ */
+static void test_open_without_creates(void)
+{
+	enum { N = 12 };
+	dao_config shared = test_config(64u << 20, DAO_POLICY_DAO, 8, 0);
+	dao_ctx idle[N], a, b;
+	uint64_t n = 90000 * SCALE, wrong = 0, size; /* per context past 43,690 */
+	dao_buf *bufs = calloc(n, sizeof(*bufs));
+
+	if (!bufs)
+		tap_bail("out of memory");
+	for (int i = 0; i < N; i++)
+		idle[i] = test_open(64u << 20, DAO_POLICY_DAO, 8, 0);
+	for (int i = 0; i < N; i++)
+		TEST_TRY(dao_close(idle[i], NULL));
+	TEST_TRY(dao_open(&shared, &a));
+	TEST_TRY(dao_open(&shared, &b));
+	TAP_IS_U64(test_stats(a).live_buffers, 0, "an opened context has no buffers");
+	for (uint64_t i = 0; i < n; i++) {
+		dao_ctx c = i & 1 ? b : a;
+
+		bufs[i] = test_buffer(c, 64 + (i & 63));
+	}
+	for (uint64_t i = 0; i < n; i++)
+		wrong += dao_buffer_size(i & 1 ? b : a, bufs[i], &size) != DAO_OK ||
+			 size != 64 + (i & 63);
+	tap_ok(wrong == 0,
+	       "after %d contexts closed without a create, two contexts of one device "
+	       "created %llu buffers past their first tables, every size right",
+	       N, (unsigned long long)n);
+	TAP_IS_U64(test_stats(a).live_buffers, n, "every create counted once on the device");
+	for (uint64_t i = 0; i < n; i++)
+		TEST_TRY(dao_release(i & 1 ? b : a, bufs[i]));
+	TEST_TRY(dao_close(b, NULL));
+	TEST_TRY(dao_close(a, NULL));
+	free(bufs);
+}
+
 /* ---- the host budget's last bytes, taken by racing creates ---- */
 
 struct budget_job {
@@ -377,6 +424,7 @@ int main(void)
 	test_clear_env();
 	test_threads_create(&rng);
 	test_lookup_vs_growth();
+	test_open_without_creates();
 	test_host_budget_race();
 	test_create_vs_close(&rng);
 	test_labels_in_trace();

@@ -8,7 +8,8 @@
 # BASE_REV's (a temporary git worktree; dao-bench uses only the public API,
 # so the same measuring code runs over both libraries). Then runs the two
 # alternately, ROUNDS times (default 2), keeps the best figure of each row
-# and prints them side by side with the ratio new / old. Noise on a shared
+# and prints them side by side with the ratio new / old (dao_open's time in
+# microseconds too, not part of any other column). Noise on a shared
 # machine only ever adds time, and alternating spreads it over both.
 #
 # RUN_PREFIX, when set, goes before each dao-bench run (not the builds),
@@ -51,6 +52,7 @@ fi
 
 perl -MJSON::PP -e '
 	my ($tmp, $rounds, $base, $head) = @ARGV;
+	my @metrics = ("ns_per_kernel", "ns_per_kernel_sync", "ns_per_create", "us_open");
 	my (%best, @order);
 	for my $side ("old", "new") {
 		for my $r (1 .. $rounds) {
@@ -59,8 +61,9 @@ perl -MJSON::PP -e '
 			for my $row (@{ decode_json(<$f>) }) {
 				my $k = "$row->{placement} $row->{live_buffers}";
 				push @order, $k unless $best{$k};
-				for my $m ("ns_per_kernel", "ns_per_kernel_sync", "ns_per_create") {
+				for my $m (@metrics) {
 					my $v = \$best{$k}{$side}{$m};
+					next unless defined $row->{$m}; # us_open: not in older runs
 					$$v = $row->{$m} if !defined $$v || $row->{$m} < $$v;
 				}
 			}
@@ -68,15 +71,21 @@ perl -MJSON::PP -e '
 	}
 	printf "libdao %s (old) against %s (new), best of %d alternating runs\n\n",
 		$base, $head, $rounds;
-	printf "%-9s %10s %9s %9s %6s %9s %9s %6s %9s %9s %6s\n", "placement", "live",
-		"old ns/k", "new ns/k", "ratio", "old sync", "new sync", "ratio",
-		"old crt", "new crt", "ratio";
+	printf "%-9s %10s %9s %9s %6s %9s %9s %6s %9s %9s %6s %9s %9s %6s\n", "placement",
+		"live", "old ns/k", "new ns/k", "ratio", "old sync", "new sync", "ratio",
+		"old crt", "new crt", "ratio", "old open", "new open", "ratio";
 	for my $k (@order) {
 		my ($o, $n) = ($best{$k}{old}, $best{$k}{new});
 		printf "%-9s %10s", split / /, $k;
-		for my $m ("ns_per_kernel", "ns_per_kernel_sync", "ns_per_create") {
-			printf " %9.1f %9.1f %6.2f", $o->{$m}, $n->{$m}, $n->{$m} / $o->{$m};
+		for my $m (@metrics) {
+			if (defined $o->{$m} && defined $n->{$m}) {
+				printf " %9.1f %9.1f %6.2f", $o->{$m}, $n->{$m}, $n->{$m} / $o->{$m};
+			} else {
+				printf " %9s %9s %6s", "-", "-", "-";
+			}
 		}
 		print "\n";
 	}
+	print "\nns/k, sync, crt: ns per kernel pipelined, per kernel +dao_sync, per create;\n",
+		"open: us per dao_open, the best of the rounds (the first row\x27s is a process\x27s first)\n";
 ' "$tmp" "$rounds" "$(git rev-parse --short "$base")" "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- libdao || echo +)"

@@ -75,7 +75,7 @@ static dao_status ctx_create(struct device *d, const struct resolved_config *rc,
 }
 
 static dao_status open_on(struct device *d, const struct resolved_config *rc, bool shared,
-			  dao_ctx *out)
+			  dao_ctx *out, struct ctx **opened)
 {
 	struct ctx *c;
 	dao_status st = ctx_create(d, rc, &c);
@@ -93,7 +93,29 @@ static dao_status open_on(struct device *d, const struct resolved_config *rc, bo
 	if ((int)rc->log_level > d->log_level)
 		d->log_level = rc->log_level;
 	*out = (dao_ctx){ c->id };
+	*opened = c;
 	return DAO_OK;
+}
+
+/*
+ * The memory a context's first creates need, faulted in on the opener's
+ * thread before dao_open returns: the device's first chunk of records and
+ * the context's first slot table, a huge page each (core/chunks.c). On a
+ * virtual machine that is 0.1-0.3 ms (more when the host has taken the
+ * memory back), once per process: paid by dao_open, not by the first
+ * create, where it was most of what the first thousand creates cost.
+ * Chunks a closed device or context left are reused and cost nothing.
+ * The price: a context holds 2 MiB of slots and a device 2 MiB of records
+ * resident from dao_open even if no buffer is ever created (they did from
+ * the first create before). Done after the registry's mutex is let go:
+ * other contexts' calls are not held up; nobody else has the handle yet.
+ */
+static void open_prime(struct ctx *c)
+{
+	rec_cache_prime(c->dev);
+	pthread_mutex_lock(&c->slot_mu);
+	slot_table_prime(c);
+	pthread_mutex_unlock(&c->slot_mu);
 }
 
 /*
@@ -133,6 +155,7 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 {
 	struct dao_backend *be;
 	struct device *d;
+	struct ctx *c;
 	dao_status st;
 	dao_backend_kind slot;
 	const char *differs;
@@ -152,21 +175,25 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 				d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "");
 			return DAO_ERR_CONFLICT;
 		}
-		st = open_on(d, rc, true, out);
+		st = open_on(d, rc, true, out, &c);
 		registry_unlock();
+		if (st == DAO_OK)
+			open_prime(c);
 		return st;
 	}
 	st = backend_open(rc, &be);
 	if (st == DAO_OK)
 		st = device_create(be, rc, host_budget_of(rc), &d);
 	if (st == DAO_OK) {
-		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out);
+		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out, &c);
 		if (st != DAO_OK)
 			device_destroy(d);
 		else if (!(rc->flags & DAO_CONFIG_PRIVATE))
 			shared_dev[slot] = d;
 	}
 	registry_unlock();
+	if (st == DAO_OK)
+		open_prime(c);
 	if (st == DAO_OK)
 		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u",
 			 dao_backend_name(d->kind), (unsigned long long)d->budget,
@@ -194,6 +221,7 @@ dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, da
 {
 	struct resolved_config rc;
 	struct device *d;
+	struct ctx *c;
 	dao_status st;
 
 	if (!be)
@@ -215,10 +243,12 @@ dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, da
 		return st;
 	}
 	registry_lock();
-	st = open_on(d, &rc, false, out);
+	st = open_on(d, &rc, false, out, &c);
 	registry_unlock();
 	if (st != DAO_OK)
 		device_destroy(d);
+	else
+		open_prime(c);
 	dao_log_scope_pop();
 	return st;
 }

@@ -51,6 +51,14 @@ void *chunk_get(bool *zero)
 	return p ? p : chunk_map(CHUNK_BYTES);
 }
 
+void chunk_fault_in(void *p)
+{
+	/* A write fault, not a read (which would map the shared zero page).
+	 * Through a volatile pointer: a store of what the memory holds is
+	 * otherwise free to drop. */
+	*(volatile char *)p = 0;
+}
+
 void chunk_put(void *p)
 {
 	pthread_mutex_lock(&pool_mu);

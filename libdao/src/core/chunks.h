@@ -18,6 +18,11 @@ void *chunk_map(size_t bytes);
  * with one huge page), or NULL. *zero: never used, all zero; otherwise
  * one that chunk_put gave back, with whatever it held. */
 void *chunk_get(bool *zero);
+/* Fault a fresh chunk in now, on the calling thread (dao_open: a setup
+ * cost of opening, not of the first create). One store of a zero byte: with
+ * huge pages that one fault brings the whole chunk in; without them one
+ * 4 KiB page, and the rest comes as creates reach it. Still all zero. */
+void chunk_fault_in(void *p);
 /* Give a chunk_get mapping back: kept for the next chunk_get (a few), or
  * unmapped. */
 void chunk_put(void *p);

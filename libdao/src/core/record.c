@@ -69,6 +69,11 @@ void rec_ctx_release(struct device *d, struct ctx *c)
 	(void)d;
 	(void)c;
 }
+
+void rec_cache_prime(struct device *d)
+{
+	(void)d;
+}
 #else
 /* rc->mu held. */
 static bool chunk_add(struct rec_cache *rc)
@@ -93,6 +98,16 @@ static bool chunk_add(struct rec_cache *rc)
 	rc->left = CHUNK_BYTES;
 	rc->cur_zero = zero;
 	return true;
+}
+
+void rec_cache_prime(struct device *d)
+{
+	struct rec_cache *rc = &d->recs;
+
+	pthread_mutex_lock(&rc->mu);
+	if (rc->left < sizeof(struct rec) && chunk_add(rc) && rc->cur_zero)
+		chunk_fault_in(rc->cur);
+	pthread_mutex_unlock(&rc->mu);
 }
 
 /* A batch of fresh records for context c (its slot_mu held). */

@@ -33,6 +33,10 @@ void rec_destroy(struct device *d, struct rec *r);
 /* Frees the memory of every record the device had: at its destruction. */
 void rec_cache_destroy(struct device *d);
 void rec_cache_init(struct device *d);
+/* dao_open: the device's first chunk of records, faulted in now unless it
+ * has one (chunks.c). Nothing on failure (a create tries again) and
+ * nothing under AddressSanitizer. */
+void rec_cache_prime(struct device *d);
 /* Its 'b' line in the trace, once. */
 void trace_buffer_once(struct device *d, struct rec *r);
 

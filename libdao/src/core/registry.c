@@ -121,6 +121,11 @@ void slot_table_free(struct ctx *c)
 	c->slots = NULL;
 	c->nslots = c->fresh = 0;
 }
+
+void slot_table_prime(struct ctx *c)
+{
+	(void)c;
+}
 #else
 static size_t page_up(size_t n)
 {
@@ -164,6 +169,22 @@ static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
 	}
 	madvise(at, want, MADV_HUGEPAGE);
 	return (struct slot *)(void *)at;
+}
+
+void slot_table_prime(struct ctx *c)
+{
+	struct slot *v;
+	bool zero;
+
+	if (c->slots)
+		return;
+	v = chunk_get(&zero);
+	if (!v)
+		return;
+	if (zero)
+		chunk_fault_in(v);
+	c->slots = v;
+	c->nslots = SLOTS_FIRST;
 }
 
 void slot_table_free(struct ctx *c)

@@ -50,6 +50,10 @@ bool slot_table_full(const struct ctx *c);
 void slot_put(struct ctx *c, uint32_t idx);
 void slot_put_unused(struct ctx *c, uint32_t idx);
 void slot_table_free(struct ctx *c); /* at close: every slot goes */
+/* dao_open, slot_mu held: the first table, faulted in now (chunks.c), so
+ * that the context's first create finds it. Nothing on failure (the first
+ * create tries again) and nothing under AddressSanitizer. */
+void slot_table_prime(struct ctx *c);
 uint32_t slot_index(dao_buf b); /* of a handle slot_lookup accepted */
 dao_buf slot_handle(const struct ctx *c, uint32_t idx);
 
