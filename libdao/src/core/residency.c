@@ -499,8 +499,11 @@ static void clean_ahead(struct device *d)
 	struct victim_heap *h = &d->res.heaps[HEAP_DIRTY];
 	uint64_t free_bytes = d->res.arena.size - d->res.arena.used, room, compute_ns;
 
-	/* Everything live fits: nothing will ever be evicted. */
-	if (!h->n || free_bytes >= d->res.live_asize - d->res.arena.used)
+	/* Everything live fits: nothing will be evicted. (Space whose last
+	 * occupant was freed may still count as used until its work is done:
+	 * used can exceed live.) */
+	if (!h->n || d->res.arena.used >= d->res.live_asize ||
+	    free_bytes >= d->res.live_asize - d->res.arena.used)
 		return;
 	room = horizon_peak_room(d);
 	if (free_bytes + d->res.clean_bytes >= room)
