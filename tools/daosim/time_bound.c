@@ -28,8 +28,23 @@
  * best of a few reserves for fetching ahead: best_start): from CLP's own
  * start the solve grew about quadratically (minutes at 10,000 kernels);
  * from this one the deep-learning and tiled traces of 50,000 kernels take
- * 0-10 iterations, the stencil sweeps still 13,000-25,000. The start
- * changes the path, not the LP: CLP still proves the optimum.
+ * 0-10 iterations, the stencil sweeps 13,000-40,000.
+ *
+ * So on traces of 6,000 kernels or more, when CLP is not done within 100
+ * iterations from best_start, the start comes from coarser LPs
+ * (time_bound_solve_coarse): the trace in blocks of 4 kernels (coarsen:
+ * a block's window is the sum of its kernels', its operands the most its
+ * kernels hold at once with the intervals opening or closing in it held
+ * whole), again and again down to under 6,000 kernels, where the
+ * intervals of one span and one write are merged into one column
+ * (solve_merged: 239,616 become 23,459 on a 49,152-kernel stencil; a
+ * hint, not the trace's LP). Each level's LP is solved to its optimum from a start
+ * that drops, whole, every interval the next coarser optimum drops any of
+ * (warm_start with a hint), and the trace's own LP last: the sweeps take
+ * a few hundred to a few thousand pivots at each level instead of tens
+ * of thousands at the finest. A coarsened block that does not fit the
+ * budget falls back on the plain solve. Either way the start changes the
+ * path, not the LP: CLP still proves the trace's own LP's optimum.
  */
 #include <coin/Clp_C_Interface.h>
 #include <malloc.h>
@@ -37,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lp_bound.h"
 #include "time_bound.h"
@@ -102,8 +118,8 @@ static void start_free(struct start *s)
 }
 
 /* Solve with CLP, from x0 when given; 0, or -1 with err set. */
-static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, double *objval,
-		     size_t *iters, char *err, size_t errlen)
+static int clp_solve(struct lp *lp, const struct start *x0, int max_iters, double max_seconds,
+		     double *objval, double *xout, size_t *iters, char *err, size_t errlen)
 {
 	CoinBigIndex *start = calloc(lp->ncols + 1, sizeof(*start));
 	int *index = malloc((lp->nnz + 1) * sizeof(*index));
@@ -142,6 +158,8 @@ static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, 
 	Clp_setOptimizationDirection(model, 1.0);
 	if (max_seconds > 0)
 		Clp_setMaximumSeconds(model, max_seconds);
+	if (max_iters > 0)
+		Clp_setMaximumIterations(model, max_iters);
 	if (x0) {
 		/* From the greedy's vertex: CLP's primal simplex keeps the
 		 * basis it is given (no presolve, which would drop it). */
@@ -155,6 +173,11 @@ static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, 
 	}
 	status = Clp_status(model);
 	*iters = (size_t)Clp_numberIterations(model);
+	if (status == 3 && max_iters > 0 && Clp_hitMaximumIterations(model)) {
+		snprintf(err, errlen, "not solved within %d iterations (CLP stopped)", max_iters);
+		rc = -2;
+		goto out;
+	}
 	if (status == 3) {
 		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
 		goto out;
@@ -165,6 +188,8 @@ static int clp_solve(struct lp *lp, const struct start *x0, double max_seconds, 
 		goto out;
 	}
 	*objval = Clp_objectiveValue(model);
+	if (xout)
+		memcpy(xout, Clp_getColSolution(model), lp->ncols * sizeof(*xout));
 	rc = 0;
 out:
 	if (model)
@@ -243,7 +268,7 @@ static void write_back(const struct lp *lp, const struct layout *L, size_t T, do
 static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 			     const struct layout *L, uint64_t budget, uint64_t reserve,
 			     double scale, double bin, double bout, const double *comp,
-			     struct start *s, char *err, size_t errlen)
+			     const double *hint, struct start *s, char *err, size_t errlen)
 {
 	size_t T = p->nkernels, n = p->nintervals, nv = p->nversions;
 	uint64_t *kept = malloc((n + 1) * sizeof(*kept));
@@ -260,9 +285,19 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 	s->rowstat = s->stat ? s->stat + L->ncols : NULL;
 	if (!kept || !full || !pick || !opened || !released || !s->x || !s->colstat || !s->rowstat)
 		goto out;
-	st = lp_bound_kept(p, budget - reserve, kept, full, err, errlen);
-	if (st)
-		goto out;
+	if (hint) {
+		for (size_t j = 0; j < n; j++) {
+			uint64_t b = p->intervals[j].bytes;
+			double h = ceil(hint[j] - 1e-6);
+
+			kept[j] = h <= 0 ? b : h >= (double)b ? 0 : b - (uint64_t)h;
+			full[j] = SIZE_MAX;
+		}
+	} else {
+		st = lp_bound_kept(p, budget - reserve, kept, full, err, errlen);
+		if (st)
+			goto out;
+	}
 	memset(s->colstat, CLP_AT_LOWER, L->ncols);
 	memset(s->rowstat, CLP_BASIC, L->nrows);
 	for (size_t v = 0; v < nv; v++)
@@ -280,6 +315,8 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 		opened[iv->end] -= e;
 		if (kept[j] == 0) {
 			s->colstat[c] = CLP_AT_UPPER;
+		} else if (hint && kept[j] < iv->bytes) {
+			s->colstat[c] = CLP_SUPERBASIC;
 		} else if (kept[j] < iv->bytes && full[j] < T && reserve) {
 			/* its kernel is not full in the LP (reserve is free) */
 			s->colstat[c] = CLP_SUPERBASIC;
@@ -335,7 +372,7 @@ static dao_status warm_start(const struct trace_profile *p, const struct lp *lp,
 					      0.0 :
 					      lp->rowub[L->rC + mm - 1] + s->x[L->cE + mm - 1];
 
-			if (reserve && room > 0) /* round-off of the kept bytes */
+			if ((reserve || hint) && room > 0) /* round-off of the kept bytes */
 				room -= 1e-9 * (double)budget / scale;
 
 			room = room > 0 ? room : 0.0;
@@ -424,7 +461,7 @@ static dao_status best_start(const struct trace_profile *p, const struct lp *lp,
 	qsort(c, T, sizeof(*c), cmp_double);
 	r0 = bin * c[T / 2] * scale; /* bytes */
 	free(c);
-	st = warm_start(p, lp, L, budget, 0, scale, bin, bout, comp, best, err, errlen);
+	st = warm_start(p, lp, L, budget, 0, scale, bin, bout, comp, NULL, best, err, errlen);
 	if (st || !(r0 >= 1.0))
 		return st;
 	for (double r = r0 / 4; worse < 2 && r < (double)budget; r *= 2) {
@@ -433,7 +470,7 @@ static dao_status best_start(const struct trace_profile *p, const struct lp *lp,
 
 		if (budget - reserve < p->max_kernel_bytes)
 			break;
-		st = warm_start(p, lp, L, budget, reserve, scale, bin, bout, comp, &s, err,
+		st = warm_start(p, lp, L, budget, reserve, scale, bin, bout, comp, NULL, &s, err,
 				errlen);
 		if (st) {
 			start_free(&s);
@@ -459,10 +496,19 @@ dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_
 				     errlen);
 }
 
-dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao_sim_model *m,
-				 uint64_t budget, enum time_bound_start start, double max_seconds,
-				 struct time_bound *out, char *err, size_t errlen)
+/*
+ * The LP of p solved from the given start. kns: the windows' kernel times
+ * (NULL: the model's); hint: bytes dropped per interval to start from
+ * (warm_start keeps the rest; NULL: best_start); max_iters > 0: CLP stops
+ * after that many iterations (DAO_ERR_LIMIT); eout: the optimum's dropped
+ * bytes per interval (or NULL). out->iterations is set either way.
+ */
+static dao_status solve(const struct trace_profile *p, const struct dao_sim_model *m,
+			const double *kns, uint64_t budget, enum time_bound_start start,
+			const double *hint, int max_iters, double max_seconds,
+			struct time_bound *out, double *eout, char *err, size_t errlen)
 {
+	double *xout = NULL;
 	size_t T = p->nkernels, n = p->nintervals, nv = p->nversions;
 	/* columns */
 	size_t cW = 0, cH, cD, cQ, cE, cL, cE_j, cWB, ncols;
@@ -473,8 +519,8 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 	struct start ws = { 0 };
 	struct lp lp = { 0 };
 	dao_status st;
-	char dummy[8];
-	int warm = start == TIME_BOUND_START_GREEDY;
+	char dummy[128];
+	int warm = start == TIME_BOUND_START_GREEDY, ret;
 
 	if (!err || !errlen) {
 		err = dummy;
@@ -550,8 +596,9 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 	for (size_t mm = 0; mm <= T; mm++) {
 		lp.obj[cW + mm] = 1.0;
 		lp.collb[cW + mm] =
-			mm ? (double)model_kernel_ns(m, p->kernel_flops[mm - 1], p->kernel_bytes[mm - 1])
-			   : 0.0;
+			!mm ? 0.0 :
+			kns ? kns[mm - 1] :
+			      (double)model_kernel_ns(m, p->kernel_flops[mm - 1], p->kernel_bytes[mm - 1]);
 		if (mm < T) {
 			entry(&lp, rIN + mm, cW + mm, 1.0);
 			entry(&lp, rIN + mm, cH + mm, -1.0 / bin);
@@ -626,12 +673,24 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 		struct layout lay = { cW, cH, cD, cQ, cE, cL, cE_j, cWB, ncols,
 				      rIN, rOUT, rQ, rE, rC, rL, rV, nrows };
 
-		st = best_start(p, &lp, &lay, budget, scale, bin, bout, comp, &ws, err, errlen);
+		if (hint)
+			st = warm_start(p, &lp, &lay, budget, 0, scale, bin, bout, comp, hint, &ws,
+					err, errlen);
+		else
+			st = best_start(p, &lp, &lay, budget, scale, bin, bout, comp, &ws, err,
+					errlen);
 		if (st)
 			goto out;
 	}
-	if (clp_solve(&lp, warm ? &ws : NULL, max_seconds, &objval, &out->iterations, err, errlen)) {
-		st = strstr(err, "memory") ? DAO_ERR_NOMEM :
+	if (eout && !(xout = malloc(ncols * sizeof(*xout)))) {
+		st = DAO_ERR_NOMEM;
+		goto out;
+	}
+	ret = clp_solve(&lp, warm ? &ws : NULL, max_iters, max_seconds, &objval, xout,
+			&out->iterations, err, errlen);
+	if (ret) {
+		st = ret == -2		      ? DAO_ERR_LIMIT :
+		     strstr(err, "memory") ? DAO_ERR_NOMEM :
 		     strstr(err, "within") ? DAO_ERR_RANGE : DAO_ERR_FAILED;
 		goto out;
 	}
@@ -641,12 +700,316 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 	out->ns = (uint64_t)ceil(objval * (1.0 - 1e-9) - 1e-6);
 	out->rows = nrows;
 	out->cols = ncols;
+	if (eout)
+		for (size_t j = 0; j < n; j++)
+			eout[j] = xout[cE_j + j] * scale;
 out:
+	free(xout);
 	free(span);
 	free(comp);
 	start_free(&ws);
 	lp_free(&lp);
 	return st;
+}
+
+/*
+ * The trace in blocks of k kernels (one coarse kernel each, its window
+ * the sum of theirs): intervals between blocks stay, those within a block
+ * go (kept); a block's operands are the most its kernels hold at once of
+ * their operands and of the intervals that open or close in the block.
+ * cmap[j]: the coarse interval of p's interval j, SIZE_MAX if gone.
+ */
+static dao_status coarsen(const struct trace_profile *p, const struct dao_sim_model *m,
+			  const double *kns, size_t k, struct trace_profile *cp, double **ckns,
+			  size_t **cmap)
+{
+	size_t T = p->nkernels, n = p->nintervals, CT = (T + k - 1) / k, cn = 0, cv = 0;
+	double *live = calloc(T + 1, sizeof(*live));
+	size_t *vmap = malloc((p->nversions + 1) * sizeof(*vmap));
+
+	memset(cp, 0, sizeof(*cp));
+	*ckns = calloc(CT, sizeof(**ckns));
+	*cmap = malloc((n + 1) * sizeof(**cmap));
+	cp->nkernels = CT;
+	cp->kernel_bytes = calloc(CT, sizeof(*cp->kernel_bytes));
+	cp->kernel_flops = calloc(CT, sizeof(*cp->kernel_flops));
+	cp->first_read_bytes = calloc(CT, sizeof(*cp->first_read_bytes));
+	cp->intervals = malloc((n + 1) * sizeof(*cp->intervals));
+	if (!live || !vmap || !*ckns || !*cmap || !cp->kernel_bytes || !cp->kernel_flops ||
+	    !cp->first_read_bytes || !cp->intervals) {
+		free(live);
+		free(vmap);
+		return DAO_ERR_NOMEM;
+	}
+	for (size_t v = 0; v < p->nversions; v++)
+		vmap[v] = SIZE_MAX;
+	for (size_t j = 0; j < n; j++) {
+		const struct reuse_interval *iv = &p->intervals[j];
+		size_t bs = iv->start / k, be = iv->end / k;
+		double b = (double)iv->bytes;
+
+		if (bs == be) {
+			live[iv->start + 1] += b;
+			live[iv->end] -= b;
+			(*cmap)[j] = SIZE_MAX;
+			continue;
+		}
+		live[iv->start + 1] += b;
+		live[(bs + 1) * k] -= b;
+		live[be * k] += b;
+		live[iv->end] -= b;
+		(*cmap)[j] = cn;
+		cp->intervals[cn] = *iv;
+		cp->intervals[cn].start = bs;
+		cp->intervals[cn].end = be;
+		if (iv->version != SIZE_MAX) {
+			if (vmap[iv->version] == SIZE_MAX)
+				vmap[iv->version] = cv++;
+			cp->intervals[cn].version = vmap[iv->version];
+			cp->intervals[cn].written_at = iv->written_at / k;
+		}
+		cn++;
+	}
+	for (size_t t = 0; t < T; t++) {
+		size_t b = t / k;
+		double ops;
+
+		if (t)
+			live[t] += live[t - 1];
+		ops = (double)p->kernel_bytes[t] + live[t] + 0.5;
+		if ((uint64_t)ops > cp->kernel_bytes[b])
+			cp->kernel_bytes[b] = (uint64_t)ops;
+		cp->first_read_bytes[b] += p->first_read_bytes[t];
+		(*ckns)[b] += kns ? kns[t] :
+				    (double)model_kernel_ns(m, p->kernel_flops[t], p->kernel_bytes[t]);
+	}
+	for (size_t b = 0; b < CT; b++)
+		if (cp->kernel_bytes[b] > cp->max_kernel_bytes)
+			cp->max_kernel_bytes = cp->kernel_bytes[b];
+	cp->nintervals = cn;
+	cp->nversions = cv;
+	cp->flops_scale = p->flops_scale;
+	free(live);
+	free(vmap);
+	return DAO_OK;
+}
+
+/* Intervals in the order of their span, then of the write they hold. */
+static const struct reuse_interval *sort_ivs;
+
+static int by_span(const void *a, const void *b)
+{
+	const struct reuse_interval *x = &sort_ivs[*(const size_t *)a];
+	const struct reuse_interval *y = &sort_ivs[*(const size_t *)b];
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	if (x->written_at != y->written_at)
+		return x->written_at < y->written_at ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Dropped bytes per interval of p (eout), from an LP like p's in which
+ * the intervals of one span that hold the write of one kernel (or none)
+ * are one column, and the writes of one kernel one write-back variable:
+ * at the 3,072-kernel level of a 49,152-kernel stencil 239,616 intervals
+ * become 23,459 columns. Not p's LP (one write-back per kernel instead of per write):
+ * a hint only. Each merged column's dropped bytes go to its intervals
+ * whole, in order.
+ */
+static dao_status solve_merged(const struct trace_profile *p, const struct dao_sim_model *m,
+			       const double *kns, uint64_t budget, double max_seconds,
+			       struct time_bound *out, double *eout, char *err, size_t errlen)
+{
+	size_t n = p->nintervals, ng = 0, nv = 0;
+	size_t *idx = malloc((n + 1) * sizeof(*idx)), *grp = malloc((n + 1) * sizeof(*grp));
+	size_t *vmap = malloc((p->nkernels + 1) * sizeof(*vmap));
+	struct trace_profile mp = *p;
+	double *eg = NULL;
+	dao_status st = DAO_ERR_NOMEM;
+
+	mp.intervals = malloc((n + 1) * sizeof(*mp.intervals));
+	if (!idx || !grp || !vmap || !mp.intervals)
+		goto out;
+	for (size_t j = 0; j < n; j++)
+		idx[j] = j;
+	for (size_t t = 0; t < p->nkernels; t++)
+		vmap[t] = SIZE_MAX;
+	sort_ivs = p->intervals;
+	qsort(idx, n, sizeof(*idx), by_span);
+	for (size_t i = 0; i < n; i++) {
+		const struct reuse_interval *iv = &p->intervals[idx[i]];
+
+		if (!i || by_span(&idx[i], &idx[i - 1])) {
+			mp.intervals[ng] = *iv;
+			mp.intervals[ng].bytes = 0;
+			if (iv->written_at != SIZE_MAX) {
+				if (vmap[iv->written_at] == SIZE_MAX)
+					vmap[iv->written_at] = nv++;
+				mp.intervals[ng].version = vmap[iv->written_at];
+			}
+			ng++;
+		}
+		mp.intervals[ng - 1].bytes += iv->bytes;
+		mp.intervals[ng - 1].dirty |= iv->dirty;
+		grp[i] = ng - 1;
+	}
+	mp.nintervals = ng;
+	mp.nversions = nv;
+	eg = malloc((ng + 1) * sizeof(*eg));
+	if (!eg)
+		goto out;
+	st = solve(&mp, m, kns, budget, TIME_BOUND_START_GREEDY, NULL, 0, max_seconds, out, eg,
+		   err, errlen);
+	if (st)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		double b = (double)p->intervals[idx[i]].bytes, e = eg[grp[i]] < b ? eg[grp[i]] : b;
+
+		e = e > 0 ? e : 0.0;
+		eout[idx[i]] = e;
+		eg[grp[i]] -= e;
+	}
+out:
+	free(idx);
+	free(grp);
+	free(vmap);
+	free(mp.intervals);
+	free(eg);
+	return st;
+}
+
+/* Coarse-to-fine (time_bound_solve's): blocks of COARSEN kernels per
+ * level, down to the first level with fewer than COARSE_MIN * COARSEN
+ * kernels; the plain solve first, for at most PLAIN_PIVOTS iterations. */
+enum { COARSEN = 4, COARSE_MIN = 1500, PLAIN_PIVOTS = 100 };
+
+static double cpu_s(void)
+{
+	return (double)clock() / CLOCKS_PER_SEC;
+}
+
+/*
+ * p's LP from a start that drops, whole, every interval of which the
+ * optimum of the coarsened LP (coarsen) drops anything; the coarsened LP
+ * solved the same way, down to the coarsest level, where the merged LP
+ * (solve_merged) gives the hint. Every level but the coarsest is solved
+ * to its optimum; p's is the one returned. Stops with DAO_ERR_RANGE when
+ * the levels together take more than max_seconds (> 0) of CPU time.
+ */
+static dao_status solve_ml(const struct trace_profile *p, const struct dao_sim_model *m,
+			   const double *kns, uint64_t budget, size_t k, size_t kmin, double t0,
+			   double max_seconds, struct time_bound *out, double *eout, char *err,
+			   size_t errlen)
+{
+	struct trace_profile cp;
+	double *ckns = NULL, *ce = NULL, *hint = NULL, left = 0.0;
+	size_t *cmap = NULL;
+	struct time_bound cb = { 0 };
+	dao_status st;
+
+	if (max_seconds > 0 && (left = max_seconds - (cpu_s() - t0)) <= 0) {
+		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+		return DAO_ERR_RANGE;
+	}
+	if (p->nkernels / k < kmin)
+		return solve_merged(p, m, kns, budget, left, out, eout, err, errlen);
+	st = coarsen(p, m, kns, k, &cp, &ckns, &cmap);
+	if (!st && cp.max_kernel_bytes > budget) {
+		snprintf(err, errlen, "coarsened operands exceed the budget");
+		st = DAO_ERR_BUDGET;
+	}
+	if (!st) {
+		ce = malloc((cp.nintervals + 1) * sizeof(*ce));
+		hint = malloc((p->nintervals + 1) * sizeof(*hint));
+		st = ce && hint ? DAO_OK : DAO_ERR_NOMEM;
+	}
+	if (!st)
+		st = solve_ml(&cp, m, ckns, budget, k, kmin, t0, max_seconds, &cb, ce, err,
+			      errlen);
+	if (!st && max_seconds > 0 && (left = max_seconds - (cpu_s() - t0)) <= 0) {
+		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+		st = DAO_ERR_RANGE;
+	}
+	if (!st) {
+		for (size_t j = 0; j < p->nintervals; j++) {
+			double e = cmap[j] == SIZE_MAX ? 0.0 : ce[cmap[j]];
+
+			hint[j] = e > 0.5 ? (double)p->intervals[j].bytes : 0.0;
+		}
+		st = solve(p, m, kns, budget, TIME_BOUND_START_GREEDY, hint, 0, left, out, eout,
+			   err, errlen);
+		out->iterations += cb.iterations;
+		out->levels = cb.levels + 1;
+	}
+	free(cp.kernel_bytes);
+	free(cp.kernel_flops);
+	free(cp.first_read_bytes);
+	free(cp.intervals);
+	free(ckns);
+	free(cmap);
+	free(ce);
+	free(hint);
+	return st;
+}
+
+dao_status time_bound_solve_coarse(const struct trace_profile *p, const struct dao_sim_model *m,
+				   uint64_t budget, size_t k, size_t kmin, int plain_pivots,
+				   double max_seconds, struct time_bound *out, char *err,
+				   size_t errlen)
+{
+	size_t plain_iters = 0;
+	double t0 = cpu_s();
+	dao_status st;
+	char dummy[128];
+
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	if (k < 2 || kmin < 1 || p->nkernels / k < kmin)
+		return solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, 0, max_seconds,
+			     out, NULL, err, errlen);
+	if (plain_pivots > 0) {
+		/* most long traces are a few pivots from best_start */
+		st = solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, plain_pivots,
+			   max_seconds, out, NULL, err, errlen);
+		if (st != DAO_ERR_LIMIT)
+			return st;
+		plain_iters = out->iterations;
+	} else {
+		st = lp_check_budget(p, budget, err, errlen);
+		if (st)
+			return st;
+	}
+	st = solve_ml(p, m, NULL, budget, k, kmin, t0, max_seconds, out, NULL, err, errlen);
+	if (st == DAO_ERR_BUDGET || st == DAO_ERR_FAILED) {
+		/* a coarsened level did not fit or failed: the plain solve */
+		double left = max_seconds > 0 ? max_seconds - (cpu_s() - t0) : 0.0;
+
+		if (max_seconds > 0 && left <= 0) {
+			snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+			return DAO_ERR_RANGE;
+		}
+		st = solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, 0, left, out, NULL,
+			   err, errlen);
+	}
+	out->iterations += plain_iters;
+	return st;
+}
+
+dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao_sim_model *m,
+				 uint64_t budget, enum time_bound_start start, double max_seconds,
+				 struct time_bound *out, char *err, size_t errlen)
+{
+	if (start != TIME_BOUND_START_GREEDY)
+		return solve(p, m, NULL, budget, start, NULL, 0, max_seconds, out, NULL,
+			     err && errlen ? err : NULL, err && errlen ? errlen : 0);
+	return time_bound_solve_coarse(p, m, budget, COARSEN, COARSE_MIN, PLAIN_PIVOTS,
+				       max_seconds, out, err, errlen);
 }
 
 int time_bound_keep_heap(void)

@@ -20,6 +20,7 @@ struct time_bound {
 	double lp_ns;        /* the LP optimum as the solver reports it */
 	size_t rows, cols;   /* LP size */
 	size_t iterations;   /* simplex iterations CLP took, all solves together */
+	size_t levels;       /* coarser LPs solved for the start (0: best_start) */
 };
 
 /*
@@ -54,6 +55,20 @@ enum time_bound_start {
 dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao_sim_model *m,
 				 uint64_t budget, enum time_bound_start start, double max_seconds,
 				 struct time_bound *out, char *err, size_t errlen);
+
+/*
+ * time_bound_solve's coarse-to-fine method with its settings given (for
+ * tests; time_bound_solve uses k = 4, kmin = 1500, plain_pivots = 100):
+ * when p has at least k * kmin kernels, first CLP from best_start for at
+ * most plain_pivots iterations (none if 0), then, if not optimal, the LP
+ * of p coarsened into blocks of k kernels (recursively, while the level
+ * has k * kmin kernels or more) gives the start; the result is CLP's
+ * optimum of p's own LP either way. Errors as time_bound_solve.
+ */
+dao_status time_bound_solve_coarse(const struct trace_profile *p, const struct dao_sim_model *m,
+				   uint64_t budget, size_t k, size_t kmin, int plain_pivots,
+				   double max_seconds, struct time_bound *out, char *err,
+				   size_t errlen);
 
 /*
  * For a process that solves large time-indexed LPs (daosim, its bench):
