@@ -118,40 +118,38 @@ static void test_kernel_time(void)
 	window_free(w);
 }
 
-/* next (1 ms), second (1 ms, input missing), third (input missing). */
+/* Three kernels of `flops` each: the next one's input resident, the two
+ * after it missing in2 and in3 bytes. */
+static struct window *three_kernels(uint64_t flops, uint64_t in2, uint64_t in3)
+{
+	struct window *w = window_new();
+
+	push(w, OP_KERNEL, flops, 10 * MB, true, 0);
+	push(w, OP_KERNEL, flops, in2, false, 0);
+	push(w, OP_KERNEL, flops, in3, false, 0);
+	return w;
+}
+
 static void test_due_follows_time(void)
 {
-	struct window *w;
-	struct op *next, *second, *third;
+	struct window *w = three_kernels(100000000000ull, 10 * MB, 10 * MB);
 
-	w = window_new();
-	next = push(w, OP_KERNEL, 100000000000ull, 10 * MB, true, 0);
-	second = push(w, OP_KERNEL, 100000000000ull, 10 * MB, false, 0);
-	third = push(w, OP_KERNEL, 100000000000ull, 10 * MB, false, 0);
-	tap_ok(horizon_due(w->d, next), "the next kernel is always due");
-	tap_ok(horizon_due(w->d, second), "the kernel after it is due: nothing computes between");
-	tap_ok(!horizon_due(w->d, third),
+	tap_ok(horizon_due(w->d, &w->op[0]), "the next kernel is always due");
+	tap_ok(horizon_due(w->d, &w->op[1]), "the kernel after it is due: nothing computes between");
+	tap_ok(!horizon_due(w->d, &w->op[2]),
 	       "compute-bound: 20 MB (0.4 ms) to copy over 1 ms of compute is not due");
 	window_free(w);
 
 	/* The same window where copying sets the pace. */
-	w = window_new();
-	next = push(w, OP_KERNEL, 100000000000ull, 10 * MB, true, 0);
-	second = push(w, OP_KERNEL, 100000000000ull, 40 * MB, false, 0);
-	third = push(w, OP_KERNEL, 100000000000ull, 20 * MB, false, 0);
-	tap_ok(horizon_due(w->d, third),
+	w = three_kernels(100000000000ull, 40 * MB, 20 * MB);
+	tap_ok(horizon_due(w->d, &w->op[2]),
 	       "copy-bound: 60 MB (1.2 ms) to copy over 1 ms of compute is due");
 	window_free(w);
 
 	/* Shorter kernels, the same bytes: time, not the count, decides. */
-	w = window_new();
-	next = push(w, OP_KERNEL, 10000000000ull, 10 * MB, true, 0);
-	second = push(w, OP_KERNEL, 10000000000ull, 10 * MB, false, 0);
-	third = push(w, OP_KERNEL, 10000000000ull, 10 * MB, false, 0);
-	tap_ok(horizon_due(w->d, third), "0.4 ms to copy over 0.1 ms of compute is due");
+	w = three_kernels(10000000000ull, 10 * MB, 10 * MB);
+	tap_ok(horizon_due(w->d, &w->op[2]), "0.4 ms to copy over 0.1 ms of compute is due");
 	window_free(w);
-	(void)next;
-	(void)second;
 }
 
 static void test_outputs_and_gaps(void)

@@ -240,6 +240,29 @@ static void unit_model(struct dao_sim_model *m)
 	m->launch_ns = 0;
 }
 
+/* Two solves of one LP: the same optimum to 1e-9 relative, the same ns. */
+static bool bounds_agree(const struct time_bound *a, const struct time_bound *b)
+{
+	return fabs(a->lp_ns - b->lp_ns) <= 1e-9 * fmax(fabs(b->lp_ns), 1.0) && a->ns == b->ns;
+}
+
+/* unit_model with one of three compute-to-copy ratios, by i. */
+static void rated_model(int i, struct dao_sim_model *m)
+{
+	static const double rates[][3] = {
+		/* flops/s, h2d B/s, d2h B/s */
+		{ 1e9, 1e9, 2e9 },
+		{ 1e10, 1e9, 1e9 },
+		{ 1e8, 4e9, 5e8 },
+	};
+
+	unit_model(m);
+	m->flops_per_s = rates[i % 3][0];
+	m->h2d_bytes_per_s = rates[i % 3][1];
+	m->d2h_bytes_per_s = rates[i % 3][2];
+	m->mem_bytes_per_s = 4e9;
+}
+
 static uint64_t ti_bound(const char *text, uint64_t budget)
 {
 	struct dao_trace *t = parse(text);
@@ -595,12 +618,6 @@ static void test_kept_random(void)
  */
 static void test_time_starts(void)
 {
-	static const double rates[][3] = {
-		/* flops/s, h2d B/s, d2h B/s */
-		{ 1e9, 1e9, 2e9 },
-		{ 1e10, 1e9, 1e9 },
-		{ 1e8, 4e9, 5e8 },
-	};
 	unsigned seed = 99;
 	int same = 1, n = 0;
 
@@ -610,11 +627,7 @@ static void test_time_starts(void)
 		struct trace_profile p;
 		struct dao_sim_model m;
 
-		unit_model(&m);
-		m.flops_per_s = rates[i % 3][0];
-		m.h2d_bytes_per_s = rates[i % 3][1];
-		m.d2h_bytes_per_s = rates[i % 3][2];
-		m.mem_bytes_per_s = 4e9;
+		rated_model(i, &m);
 		trace_profile_build(t, 1, &p);
 		for (int step = 0; step <= 8; step++) {
 			uint64_t budget = p.max_kernel_bytes +
@@ -628,8 +641,7 @@ static void test_time_starts(void)
 						  sizeof(err)))
 				tap_bail("time bound: %s", err);
 			n++;
-			if (fabs(a.lp_ns - b.lp_ns) > 1e-9 * fmax(fabs(b.lp_ns), 1.0) ||
-			    a.ns != b.ns) {
+			if (!bounds_agree(&a, &b)) {
 				tap_diag("trace %d budget %llu: greedy start %.12g, CLP start %.12g", i,
 					 (unsigned long long)budget, a.lp_ns, b.lp_ns);
 				same = 0;
@@ -653,11 +665,6 @@ static void test_time_starts(void)
  */
 static void test_time_coarse(void)
 {
-	static const double rates[][3] = {
-		{ 1e9, 1e9, 2e9 },
-		{ 1e10, 1e9, 1e9 },
-		{ 1e8, 4e9, 5e8 },
-	};
 	unsigned seed = 4242;
 	int same = 1, n = 0, coarse = 0;
 
@@ -667,11 +674,7 @@ static void test_time_coarse(void)
 		struct trace_profile p;
 		struct dao_sim_model m;
 
-		unit_model(&m);
-		m.flops_per_s = rates[i % 3][0];
-		m.h2d_bytes_per_s = rates[i % 3][1];
-		m.d2h_bytes_per_s = rates[i % 3][2];
-		m.mem_bytes_per_s = 4e9;
+		rated_model(i, &m);
 		trace_profile_build(t, 1, &p);
 		for (int step = 2; step <= 6; step++) {
 			uint64_t budget = p.max_kernel_bytes +
@@ -685,8 +688,7 @@ static void test_time_coarse(void)
 				tap_bail("time bound: %s", err);
 			n++;
 			coarse += a.levels > 0;
-			if (fabs(a.lp_ns - b.lp_ns) > 1e-9 * fmax(fabs(b.lp_ns), 1.0) ||
-			    a.ns != b.ns) {
+			if (!bounds_agree(&a, &b)) {
 				tap_diag("trace %d budget %llu: coarse-to-fine %.12g, CLP start %.12g", i,
 					 (unsigned long long)budget, a.lp_ns, b.lp_ns);
 				same = 0;
