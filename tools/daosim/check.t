@@ -140,4 +140,24 @@ ok $? "replays buffers larger than the host's memory ($(head -c 150 "$tmp/err" |
 [ "$(json "$tmp/j.json" '$j->{traces}[0]{policies}[0]{h2d_bytes} == 4 * 4398046511104')" = 1 ]
 ok $? "JSON: each 4 TiB buffer fetched at its use"
 
+# The prefetch horizon follows modeled time: the same accesses with every
+# kernel's flops declared as 1 (copy-bound everywhere) make dao decide
+# otherwise, belady (which never fetches ahead of its own choice) alike;
+# on the compute-bound Cholesky dao overlaps the copies belady waits for.
+chol=tests/traces/cholesky-16x16.trace
+awk '$1 == "k" { $3 = 1 } 1' "$chol" >"$tmp/chol1.trace"
+"$bin" --policy all --budget 25% --json --time-bound-limit 0 "$chol" >"$tmp/chol.json" 2>"$tmp/err" &&
+	"$bin" --policy all --budget 25% --json --time-bound-limit 0 "$tmp/chol1.trace" \
+		>"$tmp/chol1.json" 2>>"$tmp/err"
+ok $? "replays the Cholesky with its flops and with every kernel at 1 flop"
+# The same bytes and counts for policy P in both replays ($j, $k).
+same='sub d { my ($x, $p) = @_; my ($r) = grep { $_->{policy} eq $p } @{$x->{traces}[0]{policies}};
+	join " ", @$r{qw(h2d_bytes d2h_bytes prefetches evictions writebacks)} }'
+json_ok "$tmp/chol.json" "$same; d(\$j, 'belady') eq d(\$k, 'belady')" "$tmp/chol1.json"
+ok $? "belady: the same decisions whatever the kernels compute"
+json_ok "$tmp/chol.json" "$same; d(\$j, 'dao') ne d(\$k, 'dao')" "$tmp/chol1.json"
+ok $? "dao: other decisions when the kernels compute for no time"
+[ "$(json "$tmp/chol.json" 'my %p = map { $_->{policy} => $_ } @{$j->{traces}[0]{policies}}; $p{dao}{stall_ns} < $p{belady}{stall_ns} && $p{dao}{modeled_ns} < $p{belady}{modeled_ns}')" = 1 ]
+ok $? "dao stalls less than belady on the compute-bound Cholesky"
+
 tap_done
