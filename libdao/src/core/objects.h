@@ -170,7 +170,6 @@ struct victim_heap {
 	struct rec **v;
 	uint32_t n;
 	uint32_t cap;
-	uint64_t bytes; /* the records' asize, summed */
 };
 
 /*

@@ -245,12 +245,13 @@ static dao_status evict(struct device *d, struct rec *r)
 }
 
 /*
- * Fetches for the kernels that are due (core/horizon.c: put off to the next
- * decision, they would arrive late) are issued as soon as they do no harm
- * (evict nothing needed sooner), so that they overlap the running kernels;
- * others also wait until no record used before them would be a better
- * victim then, which keeps the bytes moved at Belady's. belady keeps to the
- * latter everywhere; dao spends a little traffic on time.
+ * A prefetch waits while a record used before its kernel will be a better
+ * victim then (rule 2), which keeps the bytes moved at Belady's. dao lets
+ * a fetch go as soon as it does no harm (evicts nothing needed sooner)
+ * when it is due in modeled time (core/horizon.c: put off to the next
+ * decision it would arrive late) and waiting for that better victim would
+ * make it late too, so that it overlaps the kernels before its own.
+ * belady waits everywhere; dao spends a little traffic on time.
  */
 static bool eager(const struct device *d, const struct op *target,
 		  const struct better_victim *better)

@@ -156,7 +156,6 @@ void victim_remove(struct device *d, struct rec *r)
 	i = (uint32_t)r->heap_pos;
 	r->heap_pos = -1;
 	h->n--;
-	h->bytes -= r->asize;
 	if (i == h->n)
 		return;
 	h->v[i] = h->v[h->n];
@@ -202,7 +201,6 @@ void victim_update(struct device *d, struct rec *r)
 	r->heap_which = (uint8_t)which;
 	r->heap_pos = (int32_t)h->n;
 	h->v[h->n++] = r;
-	h->bytes += r->asize;
 	sift_up(h, h->n - 1);
 }
 

@@ -3,7 +3,8 @@
  * policy.c - the policies' tables (policy.h). dao and belady share the
  * eviction order (Belady's, from the access-pattern table); dao also spends
  * a little traffic on time: eager fetches for the kernels due in modeled
- * time, and dirty data cleaned ahead. lru and fifo are the baselines they are named for.
+ * time, and dirty data cleaned ahead (core/horizon.c). lru and fifo are
+ * the baselines they are named for.
  */
 #include <stddef.h>
 
