@@ -32,7 +32,8 @@
 #include "backend/backend.h"
 #include "core/horizon.h"
 
-/* How many queued ops the test looks through: beyond that, not due. */
+/* How many queued ops a walk looks through: a kernel beyond is not due,
+ * and room and compute beyond are not counted. */
 #define HORIZON_SCAN_OPS 256
 
 bool horizon_rates_valid(const struct dao_rates *r)
