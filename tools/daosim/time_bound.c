@@ -49,6 +49,7 @@
 #include <coin/Clp_C_Interface.h>
 #include <malloc.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -892,6 +893,20 @@ static double cpu_s(void)
 	return (double)clock() / CLOCKS_PER_SEC;
 }
 
+/* The CPU seconds left of max_seconds since t0 into *left (0 without a
+ * limit); false, with err set, when none are. */
+static bool time_left(double t0, double max_seconds, double *left, char *err, size_t errlen)
+{
+	*left = 0.0;
+	if (max_seconds <= 0)
+		return true;
+	*left = max_seconds - (cpu_s() - t0);
+	if (*left > 0)
+		return true;
+	snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+	return false;
+}
+
 /*
  * p's LP from a start that drops, whole, every interval of which the
  * optimum of the coarsened LP (coarsen) drops anything; the coarsened LP
@@ -906,15 +921,13 @@ static dao_status solve_ml(const struct trace_profile *p, const struct dao_sim_m
 			   size_t errlen)
 {
 	struct trace_profile cp;
-	double *ckns = NULL, *ce = NULL, *hint = NULL, left = 0.0;
+	double *ckns = NULL, *ce = NULL, *hint = NULL, left;
 	size_t *cmap = NULL;
 	struct time_bound cb = { 0 };
 	dao_status st;
 
-	if (max_seconds > 0 && (left = max_seconds - (cpu_s() - t0)) <= 0) {
-		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+	if (!time_left(t0, max_seconds, &left, err, errlen))
 		return DAO_ERR_RANGE;
-	}
 	if (p->nkernels / k < kmin)
 		return solve_merged(p, m, kns, budget, left, out, eout, err, errlen);
 	st = coarsen(p, m, kns, k, &cp, &ckns, &cmap);
@@ -930,10 +943,8 @@ static dao_status solve_ml(const struct trace_profile *p, const struct dao_sim_m
 	if (!st)
 		st = solve_ml(&cp, m, ckns, budget, k, kmin, t0, max_seconds, &cb, ce, err,
 			      errlen);
-	if (!st && max_seconds > 0 && (left = max_seconds - (cpu_s() - t0)) <= 0) {
-		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+	if (!st && !time_left(t0, max_seconds, &left, err, errlen))
 		st = DAO_ERR_RANGE;
-	}
 	if (!st) {
 		for (size_t j = 0; j < p->nintervals; j++) {
 			double e = cmap[j] == SIZE_MAX ? 0.0 : ce[cmap[j]];
@@ -945,10 +956,7 @@ static dao_status solve_ml(const struct trace_profile *p, const struct dao_sim_m
 		out->iterations += cb.iterations;
 		out->levels = cb.levels + 1;
 	}
-	free(cp.kernel_bytes);
-	free(cp.kernel_flops);
-	free(cp.first_read_bytes);
-	free(cp.intervals);
+	trace_profile_free(&cp);
 	free(ckns);
 	free(cmap);
 	free(ce);
@@ -988,12 +996,10 @@ dao_status time_bound_solve_coarse(const struct trace_profile *p, const struct d
 	st = solve_ml(p, m, NULL, budget, k, kmin, t0, max_seconds, out, NULL, err, errlen);
 	if (st == DAO_ERR_BUDGET || st == DAO_ERR_FAILED) {
 		/* a coarsened level did not fit or failed: the plain solve */
-		double left = max_seconds > 0 ? max_seconds - (cpu_s() - t0) : 0.0;
+		double left;
 
-		if (max_seconds > 0 && left <= 0) {
-			snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+		if (!time_left(t0, max_seconds, &left, err, errlen))
 			return DAO_ERR_RANGE;
-		}
 		st = solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, 0, left, out, NULL,
 			   err, errlen);
 	}
