@@ -192,12 +192,12 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 			shared_dev[slot] = d;
 	}
 	registry_unlock();
-	if (st == DAO_OK)
+	if (st == DAO_OK) {
 		open_prime(c);
-	if (st == DAO_OK)
 		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u",
 			 dao_backend_name(d->kind), (unsigned long long)d->budget,
 			 dao_policy_name(d->policy), d->lookahead);
+	}
 	return st;
 }
 

@@ -154,9 +154,14 @@ static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
 	char *at;
 	bool zero;
 
-	/* The first: one chunk (slots are written when handed out). */
-	if (!old)
-		return chunk_get(&zero);
+	/* The first: one chunk, faulted in now if fresh (slots are written
+	 * when handed out; dao_open takes it: slot_table_prime). */
+	if (!old) {
+		at = chunk_get(&zero);
+		if (at && zero)
+			chunk_fault_in(at);
+		return (struct slot *)(void *)at;
+	}
 	at = chunk_map(want);
 	if (!at)
 		return NULL;
@@ -171,21 +176,6 @@ static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
 	return (struct slot *)(void *)at;
 }
 
-void slot_table_prime(struct ctx *c)
-{
-	struct slot *v;
-	bool zero;
-
-	if (c->slots)
-		return;
-	v = chunk_get(&zero);
-	if (!v)
-		return;
-	if (zero)
-		chunk_fault_in(v);
-	c->slots = v;
-	c->nslots = SLOTS_FIRST;
-}
 
 void slot_table_free(struct ctx *c)
 {
@@ -195,6 +185,33 @@ void slot_table_free(struct ctx *c)
 		munmap(c->slots, table_bytes((size_t)c->nslots * sizeof(*c->slots)));
 	c->slots = NULL;
 	c->nslots = c->fresh = 0;
+}
+#endif
+
+/* One doubling of c's table; the first is SLOTS_FIRST slots. */
+static dao_status slot_table_grow(struct ctx *c)
+{
+	uint32_t n = c->nslots ? c->nslots * 2 : SLOTS_FIRST;
+	struct slot *v;
+
+	if (c->nslots >= SLOT_MASK)
+		return DAO_ERR_LIMIT;
+	if (n > SLOT_MASK)
+		n = SLOT_MASK;
+	v = table_grow(c->slots, (size_t)c->nslots * sizeof(*v), (size_t)n * sizeof(*v));
+	if (!v)
+		return DAO_ERR_NOMEM;
+	c->slots = v;
+	c->nslots = n;
+	return DAO_OK;
+}
+
+#ifndef __SANITIZE_ADDRESS__
+void slot_table_prime(struct ctx *c)
+{
+	/* On failure the first create tries again. */
+	if (!c->slots)
+		(void)slot_table_grow(c);
 }
 #endif
 
@@ -217,18 +234,10 @@ dao_status slot_new(struct ctx *c, uint32_t *idx)
 		return DAO_OK;
 	}
 	if (c->fresh == c->nslots) {
-		uint32_t n = c->nslots ? c->nslots * 2 : SLOTS_FIRST;
-		struct slot *v;
+		dao_status st = slot_table_grow(c);
 
-		if (c->nslots >= SLOT_MASK)
-			return DAO_ERR_LIMIT;
-		if (n > SLOT_MASK)
-			n = SLOT_MASK;
-		v = table_grow(c->slots, (size_t)c->nslots * sizeof(*v), (size_t)n * sizeof(*v));
-		if (!v)
-			return DAO_ERR_NOMEM;
-		c->slots = v;
-		c->nslots = n;
+		if (st != DAO_OK)
+			return st;
 	}
 	{
 		uint32_t i = c->fresh, gen = atomic_fetch_add(&gen_seed, 7919u);
