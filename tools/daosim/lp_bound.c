@@ -28,82 +28,130 @@
 
 #include "lp_bound.h"
 
-/* Range add, range min over n leaves (a lazy segment tree). */
+/*
+ * Range add, range min over n leaves: a segment tree stored bottom up
+ * (leaves at size..2 size-1, node p's children at 2p and 2p+1), walked
+ * in loops rather than recursion. t[p] is the least leaf under p with the
+ * adds of p and its subtree, d[p] the add pending on p's whole subtree:
+ * the true minimum under p is t[p] plus the d of p's ancestors.
+ */
 struct mintree {
-	size_t n;
-	int64_t *min, *add; /* per node; add applies to the whole subtree */
+	size_t size;   /* leaves, a power of two >= n */
+	unsigned levels; /* log2(size) */
+	int64_t *t, *d;
 };
 
-static void tree_build(struct mintree *m, size_t node, size_t lo, size_t hi, const int64_t *v)
-{
-	m->add[node] = 0;
-	if (lo == hi) {
-		m->min[node] = v[lo];
-		return;
-	}
-	size_t mid = lo + (hi - lo) / 2;
+/* leaves past n hold this: never the minimum, never overflowed by adds */
+#define TREE_PAD (INT64_MAX / 2)
 
-	tree_build(m, 2 * node, lo, mid, v);
-	tree_build(m, 2 * node + 1, mid + 1, hi, v);
-	m->min[node] = m->min[2 * node] < m->min[2 * node + 1] ? m->min[2 * node] :
-								 m->min[2 * node + 1];
+static int tree_init(struct mintree *m, size_t n, const int64_t *v)
+{
+	m->size = 1;
+	m->levels = 0;
+	while (m->size < n) {
+		m->size *= 2;
+		m->levels++;
+	}
+	m->t = malloc(2 * m->size * sizeof(*m->t));
+	m->d = calloc(m->size, sizeof(*m->d));
+	if (!m->t || !m->d)
+		return -1;
+	for (size_t i = 0; i < m->size; i++)
+		m->t[m->size + i] = i < n ? v[i] : TREE_PAD;
+	for (size_t p = m->size; --p > 0;)
+		m->t[p] = m->t[2 * p] < m->t[2 * p + 1] ? m->t[2 * p] : m->t[2 * p + 1];
+	return 0;
 }
 
-static int64_t tree_min(const struct mintree *m, size_t node, size_t lo, size_t hi, size_t a,
-			size_t b)
+static void tree_free(struct mintree *m)
 {
-	if (a <= lo && hi <= b)
-		return m->min[node];
-	size_t mid = lo + (hi - lo) / 2;
-	int64_t r = INT64_MAX;
-
-	if (a <= mid) {
-		int64_t x = tree_min(m, 2 * node, lo, mid, a, b);
-
-		r = x < r ? x : r;
-	}
-	if (b > mid) {
-		int64_t x = tree_min(m, 2 * node + 1, mid + 1, hi, a, b);
-
-		r = x < r ? x : r;
-	}
-	return r + m->add[node];
+	free(m->t);
+	free(m->d);
 }
 
-static void tree_add(struct mintree *m, size_t node, size_t lo, size_t hi, size_t a, size_t b,
-		     int64_t d)
+static void tree_apply(struct mintree *m, size_t p, int64_t x)
 {
-	if (a <= lo && hi <= b) {
-		m->min[node] += d;
-		m->add[node] += d;
-		return;
-	}
-	size_t mid = lo + (hi - lo) / 2;
-
-	if (a <= mid)
-		tree_add(m, 2 * node, lo, mid, a, b, d);
-	if (b > mid)
-		tree_add(m, 2 * node + 1, mid + 1, hi, a, b, d);
-	m->min[node] = (m->min[2 * node] < m->min[2 * node + 1] ? m->min[2 * node] :
-								   m->min[2 * node + 1]) +
-		       m->add[node];
+	m->t[p] += x;
+	if (p < m->size)
+		m->d[p] += x;
 }
 
-/* The first leaf in a..b whose value is at most target (SIZE_MAX if none);
- * above is the sum of the adds of node's strict ancestors. */
-static size_t tree_first_at_most(const struct mintree *m, size_t node, size_t lo, size_t hi,
+/* t of p's ancestors again from their children */
+static void tree_pull(struct mintree *m, size_t p)
+{
+	while (p > 1) {
+		p /= 2;
+		m->t[p] = (m->t[2 * p] < m->t[2 * p + 1] ? m->t[2 * p] : m->t[2 * p + 1]) +
+			  m->d[p];
+	}
+}
+
+/* the adds pending on leaf p's ancestors, down onto their children */
+static void tree_push(struct mintree *m, size_t p)
+{
+	for (unsigned s = m->levels; s > 0; s--) {
+		size_t i = p >> s;
+
+		if (m->d[i]) {
+			tree_apply(m, 2 * i, m->d[i]);
+			tree_apply(m, 2 * i + 1, m->d[i]);
+			m->d[i] = 0;
+		}
+	}
+}
+
+/* the least leaf in a..b (inclusive) */
+static int64_t tree_min(struct mintree *m, size_t a, size_t b)
+{
+	size_t l = a + m->size, r = b + m->size + 1;
+	int64_t x = INT64_MAX;
+
+	tree_push(m, l);
+	tree_push(m, r - 1);
+	for (; l < r; l /= 2, r /= 2) {
+		if (l & 1) {
+			x = m->t[l] < x ? m->t[l] : x;
+			l++;
+		}
+		if (r & 1) {
+			r--;
+			x = m->t[r] < x ? m->t[r] : x;
+		}
+	}
+	return x;
+}
+
+/* add x to the leaves a..b (inclusive) */
+static void tree_add(struct mintree *m, size_t a, size_t b, int64_t x)
+{
+	size_t l = a + m->size, r = b + m->size + 1, l0 = l, r0 = r - 1;
+
+	for (; l < r; l /= 2, r /= 2) {
+		if (l & 1)
+			tree_apply(m, l++, x);
+		if (r & 1)
+			tree_apply(m, --r, x);
+	}
+	tree_pull(m, l0);
+	tree_pull(m, r0);
+}
+
+/* The first leaf in a..b whose value is at most target (SIZE_MAX if none),
+ * under node p (leaves lo..hi); above is the sum of the d of p's strict
+ * ancestors. */
+static size_t tree_first_at_most(const struct mintree *m, size_t p, size_t lo, size_t hi,
 				 size_t a, size_t b, int64_t target, int64_t above)
 {
-	if (b < lo || hi < a || m->min[node] + above > target)
+	if (b < lo || hi < a || m->t[p] + above > target)
 		return SIZE_MAX;
-	if (lo == hi)
+	if (p >= m->size)
 		return lo;
 	size_t mid = lo + (hi - lo) / 2;
-	size_t r = tree_first_at_most(m, 2 * node, lo, mid, a, b, target, above + m->add[node]);
+	size_t r = tree_first_at_most(m, 2 * p, lo, mid, a, b, target, above + m->d[p]);
 
 	return r != SIZE_MAX ? r :
-			       tree_first_at_most(m, 2 * node + 1, mid + 1, hi, a, b, target,
-						  above + m->add[node]);
+			       tree_first_at_most(m, 2 * p + 1, mid + 1, hi, a, b, target,
+						  above + m->d[p]);
 }
 
 dao_status lp_check_budget(const struct trace_profile *p, uint64_t budget, char *err,
@@ -164,9 +212,7 @@ static dao_status greedy(const struct trace_profile *p, uint64_t budget, enum lp
 	}
 	order = malloc(n * sizeof(*order));
 	room = malloc(T * sizeof(*room));
-	m.min = malloc(4 * T * sizeof(*m.min));
-	m.add = malloc(4 * T * sizeof(*m.add));
-	if (!order || !room || !m.min || !m.add) {
+	if (!order || !room) {
 		st = DAO_ERR_NOMEM;
 		goto out;
 	}
@@ -182,8 +228,10 @@ static dao_status greedy(const struct trace_profile *p, uint64_t budget, enum lp
 	qsort(order, n, sizeof(*order), by_end);
 	for (size_t t = 0; t < T; t++)
 		room[t] = (int64_t)(budget - p->kernel_bytes[t]);
-	m.n = T;
-	tree_build(&m, 1, 0, T - 1, room);
+	if (tree_init(&m, T, room)) {
+		st = DAO_ERR_NOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct reuse_interval *iv = order[i];
 		int64_t fit;
@@ -192,23 +240,23 @@ static dao_status greedy(const struct trace_profile *p, uint64_t budget, enum lp
 		if (iv->end <= iv->start + 1)
 			continue; /* spans no kernel: kept for free (the profile omits these) */
 		/* kept strictly across: kernels start+1 .. end-1 */
-		fit = tree_min(&m, 1, 0, T - 1, iv->start + 1, iv->end - 1);
+		fit = tree_min(&m, iv->start + 1, iv->end - 1);
 		keep = fit <= 0 ? 0 : (uint64_t)fit < iv->bytes ? (uint64_t)fit : iv->bytes;
 		if (keep)
-			tree_add(&m, 1, 0, T - 1, iv->start + 1, iv->end - 1, -(int64_t)keep);
+			tree_add(&m, iv->start + 1, iv->end - 1, -(int64_t)keep);
 		missed += iv->bytes - keep;
 		if (kept)
 			kept[iv - p->intervals] = keep;
 		if (full && keep && keep < iv->bytes)
 			full[iv - p->intervals] =
-				tree_first_at_most(&m, 1, 0, T - 1, iv->start + 1, iv->end - 1, 0, 0);
+				tree_first_at_most(&m, 1, 0, m.size - 1, iv->start + 1,
+						   iv->end - 1, 0, 0);
 	}
 	*bytes = base + missed;
 out:
 	free(order);
 	free(room);
-	free(m.min);
-	free(m.add);
+	tree_free(&m);
 	return st;
 }
 
