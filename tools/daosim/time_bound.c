@@ -30,23 +30,24 @@
  * from this one the deep-learning and tiled traces of 50,000 kernels take
  * 0-10 iterations, the stencil sweeps 13,000-40,000.
  *
- * So on traces of 6,000 kernels or more, when CLP is not done within 100
+ * So on traces of 3,000 kernels or more, when CLP is not done within 100
  * iterations from best_start, the start comes from coarser LPs
- * (time_bound_solve_coarse): the trace in blocks of 4 kernels (coarsen:
+ * (time_bound_solve_coarse): the trace in blocks of 2 kernels (coarsen:
  * a block's window is the sum of its kernels', its operands the most its
  * kernels hold at once with the intervals opening or closing in it held
- * whole), again and again down to under 6,000 kernels, where the
- * intervals of one span and one write are merged into one column
+ * whole), again and again down to under 3,000 kernels. Every coarser
+ * level's intervals of one span and one write are merged into one column
  * (solve_merged: 239,616 become 23,459 on a 49,152-kernel stencil; a
- * hint, not the trace's LP). Each level's LP is solved to its optimum from a start
- * that drops, whole, every interval the next coarser optimum drops any of
- * (warm_start with a hint), and the trace's own LP last: the sweeps take
- * a few hundred to a few thousand pivots at each level instead of tens
- * of thousands at the finest. A coarsened block that does not fit the
- * budget falls back on the plain solve. Either way the start changes the
- * path, not the LP: CLP still proves the trace's own LP's optimum.
+ * start, not that level's LP), the coarsest solved from best_start, each
+ * finer one from a start that drops, whole, every interval the next
+ * coarser solution drops any of (warm_start with a hint), and the trace's
+ * own LP last, from such a start. Every level is solved by sifting
+ * (time_bound_sift.c): CLP pivots on the intervals the start drops and
+ * those pricing takes in, a tenth of all on the stencils, each pivot
+ * cheaper for it. A coarsened block that does not fit the budget falls
+ * back on the plain solve. Either way the start changes the path, not the
+ * LP: CLP proves the trace's own LP's optimum, whole, last.
  */
-#include <coin/Clp_C_Interface.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdbool.h>
@@ -57,158 +58,7 @@
 
 #include "lp_bound.h"
 #include "time_bound.h"
-
-/* The LP in triplets, then handed to CLP column by column. */
-struct lp {
-	size_t nrows, ncols, nnz, cap;
-	int *row, *col;
-	double *val;
-	double *collb, *colub, *obj, *rowlb, *rowub;
-	int nomem;
-};
-
-static void entry(struct lp *lp, size_t r, size_t c, double v)
-{
-	if (lp->nnz == lp->cap) {
-		size_t ncap = lp->cap ? 2 * lp->cap : 4096;
-		int *nr = realloc(lp->row, ncap * sizeof(*nr));
-		int *nc = nr ? realloc(lp->col, ncap * sizeof(*nc)) : NULL;
-		double *nv = nc ? realloc(lp->val, ncap * sizeof(*nv)) : NULL;
-
-		if (nr)
-			lp->row = nr;
-		if (nc)
-			lp->col = nc;
-		if (!nv) {
-			lp->nomem = 1;
-			return;
-		}
-		lp->val = nv;
-		lp->cap = ncap;
-	}
-	lp->row[lp->nnz] = (int)r;
-	lp->col[lp->nnz] = (int)c;
-	lp->val[lp->nnz] = v;
-	lp->nnz++;
-}
-
-static void lp_free(struct lp *lp)
-{
-	free(lp->row);
-	free(lp->col);
-	free(lp->val);
-	free(lp->collb);
-	free(lp->colub);
-	free(lp->obj);
-	free(lp->rowlb);
-	free(lp->rowub);
-}
-
-/* A starting vertex for the simplex: values and basis statuses. */
-struct start {
-	double *x;
-	unsigned char *stat; /* CLP's layout: columns, then rows */
-	unsigned char *colstat, *rowstat;
-	double value; /* its objective: the sum of the windows' lengths */
-};
-
-static void start_free(struct start *s)
-{
-	free(s->x);
-	free(s->stat);
-}
-
-/* Solve with CLP, from x0 when given; 0, or -1 with err set. */
-static int clp_solve(struct lp *lp, const struct start *x0, int max_iters, double max_seconds,
-		     double *objval, double *xout, size_t *iters, char *err, size_t errlen)
-{
-	CoinBigIndex *start = calloc(lp->ncols + 1, sizeof(*start));
-	int *index = malloc((lp->nnz + 1) * sizeof(*index));
-	double *value = malloc((lp->nnz + 1) * sizeof(*value));
-	Clp_Simplex *model = NULL;
-	int rc = -1, ret, status;
-
-	if (!start || !index || !value) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < lp->nnz; i++)
-		start[lp->col[i] + 1]++;
-	for (size_t c = 0; c < lp->ncols; c++)
-		start[c + 1] += start[c];
-	{
-		CoinBigIndex *fill = malloc((lp->ncols + 1) * sizeof(*fill));
-
-		if (!fill) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		memcpy(fill, start, (lp->ncols + 1) * sizeof(*fill));
-		for (size_t i = 0; i < lp->nnz; i++) {
-			CoinBigIndex at = fill[lp->col[i]]++;
-
-			index[at] = lp->row[i];
-			value[at] = lp->val[i];
-		}
-		free(fill);
-	}
-	model = Clp_newModel();
-	Clp_setLogLevel(model, 0);
-	Clp_loadProblem(model, (int)lp->ncols, (int)lp->nrows, start, index, value, lp->collb,
-			lp->colub, lp->obj, lp->rowlb, lp->rowub);
-	Clp_setOptimizationDirection(model, 1.0);
-	if (max_seconds > 0)
-		Clp_setMaximumSeconds(model, max_seconds);
-	if (max_iters > 0)
-		Clp_setMaximumIterations(model, max_iters);
-	if (x0) {
-		/* From the greedy's vertex: CLP's primal simplex keeps the
-		 * basis it is given (no presolve, which would drop it). */
-		Clp_setColSolution(model, x0->x);
-		Clp_copyinStatus(model, x0->stat);
-		ret = Clp_primal(model, 0);
-	} else {
-		/* The reference: presolve, then the primal simplex from CLP's
-		 * own start (the method before the warm start). */
-		ret = Clp_initialPrimalSolve(model);
-	}
-	status = Clp_status(model);
-	*iters = (size_t)Clp_numberIterations(model);
-	if (status == 3 && max_iters > 0 && Clp_hitMaximumIterations(model)) {
-		snprintf(err, errlen, "not solved within %d iterations (CLP stopped)", max_iters);
-		rc = -2;
-		goto out;
-	}
-	if (status == 3) {
-		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
-		goto out;
-	}
-	if (status != 0) {
-		snprintf(err, errlen, "CLP did not reach an optimum (return %d, status %d)", ret,
-			 status);
-		goto out;
-	}
-	*objval = Clp_objectiveValue(model);
-	if (xout)
-		memcpy(xout, Clp_getColSolution(model), lp->ncols * sizeof(*xout));
-	rc = 0;
-out:
-	if (model)
-		Clp_deleteModel(model);
-	free(start);
-	free(index);
-	free(value);
-	return rc;
-}
-
-/* Where the LP's columns and rows lie (time_bound_solve says what each is). */
-struct layout {
-	size_t cW, cH, cD, cQ, cE, cL, cE_j, cWB, ncols;
-	size_t rIN, rOUT, rQ, rE, rC, rL, rV, nrows;
-};
-
-/* CLP's status codes (ClpSimplex::Status). */
-enum { CLP_BASIC = 1, CLP_AT_UPPER = 2, CLP_AT_LOWER = 3, CLP_SUPERBASIC = 4 };
+#include "time_bound_lp.h"
 
 /*
  * The start's write-backs: released[m] bytes become dirty-and-dropped in
@@ -497,6 +347,15 @@ dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_
 				     errlen);
 }
 
+/* How solve hands the LP to CLP: whole, or by sifting (time_bound_sift.c)
+ * to CLP's proven optimum, or to a start for a finer LP. */
+enum solve_way { WHOLE, SIFT_PROVE, SIFT_HINT };
+
+/* Sifting takes in a column left out when its reduced cost is below 0.1%
+ * of the time to fetch a byte: near-degenerate columns, most of which the
+ * next pivots would make attractive (without them, more rounds). */
+#define SIFT_MARGIN 1e-3
+
 /*
  * The LP of p solved from the given start. kns: the windows' kernel times
  * (NULL: the model's); hint: bytes dropped per interval to start from
@@ -506,7 +365,7 @@ dao_status time_bound_solve(const struct trace_profile *p, const struct dao_sim_
  */
 static dao_status solve(const struct trace_profile *p, const struct dao_sim_model *m,
 			const double *kns, uint64_t budget, enum time_bound_start start,
-			const double *hint, int max_iters, double max_seconds,
+			const double *hint, int max_iters, enum solve_way way, double max_seconds,
 			struct time_bound *out, double *eout, char *err, size_t errlen)
 {
 	double *xout = NULL;
@@ -601,39 +460,39 @@ static dao_status solve(const struct trace_profile *p, const struct dao_sim_mode
 			kns ? kns[mm - 1] :
 			      (double)model_kernel_ns(m, p->kernel_flops[mm - 1], p->kernel_bytes[mm - 1]);
 		if (mm < T) {
-			entry(&lp, rIN + mm, cW + mm, 1.0);
-			entry(&lp, rIN + mm, cH + mm, -1.0 / bin);
+			lp_entry(&lp, rIN + mm, cW + mm, 1.0);
+			lp_entry(&lp, rIN + mm, cH + mm, -1.0 / bin);
 			lp.rowub[rIN + mm] = INFINITY;
 		}
 		if (mm >= 1) {
-			entry(&lp, rOUT + mm - 1, cW + mm, 1.0);
-			entry(&lp, rOUT + mm - 1, cD + mm - 1, -1.0 / bout);
+			lp_entry(&lp, rOUT + mm - 1, cW + mm, 1.0);
+			lp_entry(&lp, rOUT + mm - 1, cD + mm - 1, -1.0 / bout);
 			lp.rowub[rOUT + mm - 1] = INFINITY;
 		}
 	}
 	for (size_t t = 0; t < T; t++) {
 		/* Q_t - Q_(t-1) - H_t + (e of uses at t) = -comp_t */
-		entry(&lp, rQ + t, cQ + t, 1.0);
+		lp_entry(&lp, rQ + t, cQ + t, 1.0);
 		if (t)
-			entry(&lp, rQ + t, cQ + t - 1, -1.0);
-		entry(&lp, rQ + t, cH + t, -1.0);
+			lp_entry(&lp, rQ + t, cQ + t - 1, -1.0);
+		lp_entry(&lp, rQ + t, cH + t, -1.0);
 		lp.rowlb[rQ + t] = lp.rowub[rQ + t] = -comp[t];
 		/* E_t - E_(t-1) - (opened at t-1) + (ending at t) = 0 */
-		entry(&lp, rE + t, cE + t, 1.0);
+		lp_entry(&lp, rE + t, cE + t, 1.0);
 		if (t)
-			entry(&lp, rE + t, cE + t - 1, -1.0);
+			lp_entry(&lp, rE + t, cE + t - 1, -1.0);
 		/* Q_t - E_t <= budget - operands(t) - B_t */
-		entry(&lp, rC + t, cQ + t, 1.0);
-		entry(&lp, rC + t, cE + t, -1.0);
+		lp_entry(&lp, rC + t, cQ + t, 1.0);
+		lp_entry(&lp, rC + t, cE + t, -1.0);
 		lp.rowlb[rC + t] = -INFINITY;
 		lp.rowub[rC + t] = (double)(budget - p->kernel_bytes[t]) / scale - span[t];
 	}
 	for (size_t mm = 1; mm <= T; mm++) {
 		/* L_m - L_(m-1) + D_m - (wb of writes in window m) = 0 */
-		entry(&lp, rL + mm - 1, cL + mm - 1, 1.0);
+		lp_entry(&lp, rL + mm - 1, cL + mm - 1, 1.0);
 		if (mm > 1)
-			entry(&lp, rL + mm - 1, cL + mm - 2, -1.0);
-		entry(&lp, rL + mm - 1, cD + mm - 1, 1.0);
+			lp_entry(&lp, rL + mm - 1, cL + mm - 2, -1.0);
+		lp_entry(&lp, rL + mm - 1, cD + mm - 1, 1.0);
 	}
 	lp.colub[cL + T - 1] = 0.0; /* everything dropped is written back */
 	{
@@ -650,12 +509,12 @@ static dao_status solve(const struct trace_profile *p, const struct dao_sim_mode
 			size_t c = cE_j + j;
 
 			lp.colub[c] = b;
-			entry(&lp, rQ + iv->end, c, 1.0);
-			entry(&lp, rE + iv->start + 1, c, -1.0);
-			entry(&lp, rE + iv->end, c, 1.0);
+			lp_entry(&lp, rQ + iv->end, c, 1.0);
+			lp_entry(&lp, rE + iv->start + 1, c, -1.0);
+			lp_entry(&lp, rE + iv->end, c, 1.0);
 			if (iv->version != SIZE_MAX) {
-				entry(&lp, r, cWB + iv->version, 1.0);
-				entry(&lp, r, c, -1.0);
+				lp_entry(&lp, r, cWB + iv->version, 1.0);
+				lp_entry(&lp, r, c, -1.0);
 				lp.rowub[r] = INFINITY;
 				r++;
 				release[iv->version] = iv->written_at;
@@ -663,7 +522,7 @@ static dao_status solve(const struct trace_profile *p, const struct dao_sim_mode
 		}
 		/* a write at kernel a is released in window a + 1 */
 		for (size_t v = 0; v < nv; v++)
-			entry(&lp, rL + release[v], cWB + v, -1.0);
+			lp_entry(&lp, rL + release[v], cWB + v, -1.0);
 		free(release);
 	}
 	if (lp.nomem) {
@@ -687,8 +546,17 @@ static dao_status solve(const struct trace_profile *p, const struct dao_sim_mode
 		st = DAO_ERR_NOMEM;
 		goto out;
 	}
-	ret = clp_solve(&lp, warm ? &ws : NULL, max_iters, max_seconds, &objval, xout,
-			&out->iterations, err, errlen);
+	if (warm && way != WHOLE) {
+		struct layout lay = { cW, cH, cD, cQ, cE, cL, cE_j, cWB, ncols,
+				      rIN, rOUT, rQ, rE, rC, rL, rV, nrows };
+
+		ret = sift_solve(&lp, &lay, p, &ws, way == SIFT_PROVE, SIFT_MARGIN / bin,
+				 max_seconds, &objval, xout, &out->iterations, &out->priced_in,
+				 err, errlen);
+	} else {
+		ret = clp_solve(&lp, warm ? &ws : NULL, max_iters, max_seconds, &objval,
+				&(struct clp_result){ .x = xout }, &out->iterations, err, errlen);
+	}
 	if (ret) {
 		st = ret == -2		      ? DAO_ERR_LIMIT :
 		     strstr(err, "memory") ? DAO_ERR_NOMEM :
@@ -817,14 +685,17 @@ static int by_span(const void *a, const void *b)
  * the intervals of one span that hold the write of one kernel (or none)
  * are one column, and the writes of one kernel one write-back variable:
  * at the 3,072-kernel level of a 49,152-kernel stencil 239,616 intervals
- * become 23,459 columns. Not p's LP (one write-back per kernel instead of per write):
- * a hint only. Each merged column's dropped bytes go to its intervals
- * whole, in order.
+ * become 23,459 columns. Not p's LP (one write-back per kernel instead of
+ * per write): a start for a finer LP only. Solved by sifting from the
+ * start hint gives (each merged column drops what its intervals drop
+ * there), or from best_start without one. Each merged column's dropped
+ * bytes go to its intervals whole, in order.
  */
 static dao_status solve_merged(const struct trace_profile *p, const struct dao_sim_model *m,
-			       const double *kns, uint64_t budget, double max_seconds,
+			       const double *kns, uint64_t budget, const double *hint, double max_seconds,
 			       struct time_bound *out, double *eout, char *err, size_t errlen)
 {
+	double *gh = NULL;
 	size_t n = p->nintervals, ng = 0, nv = 0;
 	size_t *idx = malloc((n + 1) * sizeof(*idx)), *grp = malloc((n + 1) * sizeof(*grp));
 	size_t *vmap = malloc((p->nkernels + 1) * sizeof(*vmap));
@@ -863,8 +734,15 @@ static dao_status solve_merged(const struct trace_profile *p, const struct dao_s
 	eg = malloc((ng + 1) * sizeof(*eg));
 	if (!eg)
 		goto out;
-	st = solve(&mp, m, kns, budget, TIME_BOUND_START_GREEDY, NULL, 0, max_seconds, out, eg,
-		   err, errlen);
+	if (hint) {
+		gh = calloc(ng + 1, sizeof(*gh));
+		if (!gh)
+			goto out;
+		for (size_t i = 0; i < n; i++)
+			gh[grp[i]] += hint[idx[i]];
+	}
+	st = solve(&mp, m, kns, budget, TIME_BOUND_START_GREEDY, gh, 0, SIFT_HINT, max_seconds,
+		   out, eg, err, errlen);
 	if (st)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -880,13 +758,16 @@ out:
 	free(vmap);
 	free(mp.intervals);
 	free(eg);
+	free(gh);
 	return st;
 }
 
 /* Coarse-to-fine (time_bound_solve's): blocks of COARSEN kernels per
  * level, down to the first level with fewer than COARSE_MIN * COARSEN
- * kernels; the plain solve first, for at most PLAIN_PIVOTS iterations. */
-enum { COARSEN = 4, COARSE_MIN = 1500, PLAIN_PIVOTS = 100 };
+ * kernels; the plain solve first, for at most PLAIN_PIVOTS iterations.
+ * Blocks of 2 rather than 4 (2026-11-25): each level's start is closer,
+ * and the extra levels are merged, hence cheap (benchmarks.md). */
+enum { COARSEN = 2, COARSE_MIN = 1500, PLAIN_PIVOTS = 100 };
 
 static double cpu_s(void)
 {
@@ -909,11 +790,13 @@ static bool time_left(double t0, double max_seconds, double *left, char *err, si
 
 /*
  * p's LP from a start that drops, whole, every interval of which the
- * optimum of the coarsened LP (coarsen) drops anything; the coarsened LP
- * solved the same way, down to the coarsest level, where the merged LP
- * (solve_merged) gives the hint. Every level but the coarsest is solved
- * to its optimum; p's is the one returned. Stops with DAO_ERR_RANGE when
- * the levels together take more than max_seconds (> 0) of CPU time.
+ * solution of the coarsened LP (coarsen) drops anything; the coarsened
+ * LP solved the same way, down to the coarsest level. Every coarser
+ * level is solved merged (solve_merged: a start, not that level's LP;
+ * from best_start at the coarsest), p's own LP (eout NULL: the trace's)
+ * by sifting to CLP's proven optimum, the one returned. Stops with
+ * DAO_ERR_RANGE when the levels together take more than max_seconds
+ * (> 0) of CPU time.
  */
 static dao_status solve_ml(const struct trace_profile *p, const struct dao_sim_model *m,
 			   const double *kns, uint64_t budget, size_t k, size_t kmin, double t0,
@@ -929,7 +812,7 @@ static dao_status solve_ml(const struct trace_profile *p, const struct dao_sim_m
 	if (!time_left(t0, max_seconds, &left, err, errlen))
 		return DAO_ERR_RANGE;
 	if (p->nkernels / k < kmin)
-		return solve_merged(p, m, kns, budget, left, out, eout, err, errlen);
+		return solve_merged(p, m, kns, budget, NULL, left, out, eout, err, errlen);
 	st = coarsen(p, m, kns, k, &cp, &ckns, &cmap);
 	if (!st && cp.max_kernel_bytes > budget) {
 		snprintf(err, errlen, "coarsened operands exceed the budget");
@@ -951,8 +834,14 @@ static dao_status solve_ml(const struct trace_profile *p, const struct dao_sim_m
 
 			hint[j] = e > 0.5 ? (double)p->intervals[j].bytes : 0.0;
 		}
-		st = solve(p, m, kns, budget, TIME_BOUND_START_GREEDY, hint, 0, left, out, eout,
-			   err, errlen);
+		/* the trace's own LP (no eout) proven, a coarser one a start */
+		/* a coarser level, a start only: merged; the trace's own LP
+		 * (no eout): proven */
+		if (eout)
+			st = solve_merged(p, m, kns, budget, hint, left, out, eout, err, errlen);
+		else
+			st = solve(p, m, kns, budget, TIME_BOUND_START_GREEDY, hint, 0, SIFT_PROVE,
+				   left, out, NULL, err, errlen);
 		out->iterations += cb.iterations;
 		out->levels = cb.levels + 1;
 	}
@@ -979,11 +868,11 @@ dao_status time_bound_solve_coarse(const struct trace_profile *p, const struct d
 		errlen = sizeof(dummy);
 	}
 	if (k < 2 || kmin < 1 || p->nkernels / k < kmin)
-		return solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, 0, max_seconds,
+		return solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, 0, WHOLE, max_seconds,
 			     out, NULL, err, errlen);
 	if (plain_pivots > 0) {
 		/* most long traces are a few pivots from best_start */
-		st = solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, plain_pivots,
+		st = solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, plain_pivots, WHOLE,
 			   max_seconds, out, NULL, err, errlen);
 		if (st != DAO_ERR_LIMIT)
 			return st;
@@ -1000,7 +889,7 @@ dao_status time_bound_solve_coarse(const struct trace_profile *p, const struct d
 
 		if (!time_left(t0, max_seconds, &left, err, errlen))
 			return DAO_ERR_RANGE;
-		st = solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, 0, left, out, NULL,
+		st = solve(p, m, NULL, budget, TIME_BOUND_START_GREEDY, NULL, 0, WHOLE, left, out, NULL,
 			   err, errlen);
 	}
 	out->iterations += plain_iters;
@@ -1012,7 +901,7 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 				 struct time_bound *out, char *err, size_t errlen)
 {
 	if (start != TIME_BOUND_START_GREEDY)
-		return solve(p, m, NULL, budget, start, NULL, 0, max_seconds, out, NULL,
+		return solve(p, m, NULL, budget, start, NULL, 0, WHOLE, max_seconds, out, NULL,
 			     err && errlen ? err : NULL, err && errlen ? errlen : 0);
 	return time_bound_solve_coarse(p, m, budget, COARSEN, COARSE_MIN, PLAIN_PIVOTS,
 				       max_seconds, out, err, errlen);

@@ -21,6 +21,7 @@ struct time_bound {
 	size_t rows, cols;   /* LP size */
 	size_t iterations;   /* simplex iterations CLP took, all solves together */
 	size_t levels;       /* coarser LPs solved for the start (0: best_start) */
+	size_t priced_in;    /* columns sifting took in by pricing, all LPs together */
 };
 
 /*
@@ -58,7 +59,7 @@ dao_status time_bound_solve_from(const struct trace_profile *p, const struct dao
 
 /*
  * time_bound_solve's coarse-to-fine method with its settings given (for
- * tests; time_bound_solve uses k = 4, kmin = 1500, plain_pivots = 100):
+ * tests; time_bound_solve uses k = 2, kmin = 1500, plain_pivots = 100):
  * when p has at least k * kmin kernels, first CLP from best_start for at
  * most plain_pivots iterations (none if 0), then, if not optimal, the LP
  * of p coarsened into blocks of k kernels (recursively, while the level
