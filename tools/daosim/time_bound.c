@@ -844,6 +844,7 @@ static dao_status solve_ml(const struct trace_profile *p, const struct dao_sim_m
 				   left, out, NULL, err, errlen);
 		out->iterations += cb.iterations;
 		out->levels = cb.levels + 1;
+		out->priced_in += cb.priced_in;
 	}
 	trace_profile_free(&cp);
 	free(ckns);
