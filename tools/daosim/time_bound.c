@@ -43,8 +43,8 @@
  * coarser solution drops any of (warm_start with a hint), and the trace's
  * own LP last, from such a start. Every level is solved by sifting
  * (time_bound_sift.c): CLP pivots on the intervals the start drops and
- * those pricing takes in, a tenth of all on the stencils, each pivot
- * cheaper for it. A coarsened block that does not fit the budget falls
+ * those pricing takes in (10,000-65,000 of the 220,000 intervals of a
+ * 49,152-kernel stencil2d), each pivot cheaper for it. A coarsened block that does not fit the budget falls
  * back on the plain solve. Either way the start changes the path, not the
  * LP: CLP proves the trace's own LP's optimum, whole, last.
  */
