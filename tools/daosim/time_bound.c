@@ -54,7 +54,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lp_bound.h"
 #include "time_bound.h"
@@ -768,25 +767,6 @@ out:
  * Blocks of 2 rather than 4 (2026-11-25): each level's start is closer,
  * and the extra levels are merged, hence cheap (benchmarks.md). */
 enum { COARSEN = 2, COARSE_MIN = 1500, PLAIN_PIVOTS = 100 };
-
-static double cpu_s(void)
-{
-	return (double)clock() / CLOCKS_PER_SEC;
-}
-
-/* The CPU seconds left of max_seconds since t0 into *left (0 without a
- * limit); false, with err set, when none are. */
-static bool time_left(double t0, double max_seconds, double *left, char *err, size_t errlen)
-{
-	*left = 0.0;
-	if (max_seconds <= 0)
-		return true;
-	*left = max_seconds - (cpu_s() - t0);
-	if (*left > 0)
-		return true;
-	snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
-	return false;
-}
 
 /*
  * p's LP from a start that drops, whole, every interval of which the

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "time_bound_lp.h"
 
@@ -45,6 +46,23 @@ void lp_free(struct lp *lp)
 	free(lp->obj);
 	free(lp->rowlb);
 	free(lp->rowub);
+}
+
+double cpu_s(void)
+{
+	return (double)clock() / CLOCKS_PER_SEC;
+}
+
+bool time_left(double t0, double max_seconds, double *left, char *err, size_t errlen)
+{
+	*left = 0.0;
+	if (max_seconds <= 0)
+		return true;
+	*left = max_seconds - (cpu_s() - t0);
+	if (*left > 0)
+		return true;
+	snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+	return false;
 }
 
 void start_free(struct start *s)

@@ -8,6 +8,7 @@
 #ifndef DAOSIM_TIME_BOUND_LP_H
 #define DAOSIM_TIME_BOUND_LP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "profile.h"
@@ -45,6 +46,12 @@ struct layout {
 /* CLP's status codes (ClpSimplex::Status); the low 3 bits of a status. */
 enum { CLP_BASIC = 1, CLP_AT_UPPER = 2, CLP_AT_LOWER = 3, CLP_SUPERBASIC = 4 };
 #define CLP_STATUS(s) ((s) & 7)
+
+/* CPU seconds of the process so far (the limits are CPU time). */
+double cpu_s(void);
+/* The CPU seconds left of max_seconds since t0 (cpu_s) into *left (0
+ * without a limit); false, with err set, when none are. */
+bool time_left(double t0, double max_seconds, double *left, char *err, size_t errlen);
 
 /* What a solve hands back beside its value; any pointer may be NULL. */
 struct clp_result {

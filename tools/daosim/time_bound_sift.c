@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "time_bound_lp.h"
 
@@ -77,7 +76,6 @@ static int restrict_lp(struct sift *s, struct lp *rl, struct start *rs)
 		if (s->rv_row[j] != SIZE_MAX)
 			s->row_to[s->rv_row[j]] = -1;
 	}
-
 	for (size_t c = 0; c < L->ncols; c++)
 		s->col_to[c] = s->col_to[c] < 0 ? -1 : (long)nc++;
 	for (size_t r = 0; r < L->nrows; r++)
@@ -161,17 +159,6 @@ static size_t price(struct sift *s, const double *y, double margin, size_t *stri
 	return taken;
 }
 
-/* CPU seconds left of max_seconds since t0 (0: no limit); -1 if none */
-static double seconds_left(clock_t t0, double max_seconds)
-{
-	double left;
-
-	if (max_seconds <= 0)
-		return 0.0;
-	left = max_seconds - (double)(clock() - t0) / CLOCKS_PER_SEC;
-	return left > 0 ? left : -1.0;
-}
-
 int sift_solve(struct lp *lp, const struct layout *L, const struct trace_profile *p,
 	       const struct start *x0, int prove, double margin, double max_seconds,
 	       double *objval, double *xout, size_t *iters, size_t *priced_in, char *err,
@@ -183,7 +170,7 @@ int sift_solve(struct lp *lp, const struct layout *L, const struct trace_profile
 	struct start rs = { 0 };
 	double *y = NULL, *rx = NULL, left;
 	unsigned char *rstat = NULL;
-	clock_t t0 = clock();
+	double t0 = cpu_s();
 	int rc = -1;
 
 	*iters = 0;
@@ -237,11 +224,8 @@ int sift_solve(struct lp *lp, const struct layout *L, const struct trace_profile
 		y = malloc(rl.nrows * sizeof(*y));
 		if (!rx || !rstat || !y)
 			goto nomem;
-		left = seconds_left(t0, max_seconds);
-		if (left < 0) {
-			snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+		if (!time_left(t0, max_seconds, &left, err, errlen))
 			goto out;
-		}
 		ret = clp_solve(&rl, &rs, 0, left, &value,
 				&(struct clp_result){ .x = rx, .stat = rstat, .row_price = y }, &it,
 				err, errlen);
@@ -283,11 +267,8 @@ int sift_solve(struct lp *lp, const struct layout *L, const struct trace_profile
 		if (!strict || round + 1 >= SIFT_MAX_ROUNDS)
 			break;
 	}
-	left = seconds_left(t0, max_seconds);
-	if (left < 0) {
-		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+	if (!time_left(t0, max_seconds, &left, err, errlen))
 		goto out;
-	}
 	{
 		size_t it;
 
