@@ -611,6 +611,26 @@ static void test_kept_random(void)
 }
 
 /*
+ * a, a solve of p's time-indexed LP at budget by the method what names,
+ * against CLP's own solve of it after presolve (the reference): true when
+ * they agree (bounds_agree), else false with a diagnostic naming trace i.
+ */
+static bool agrees_with_clp(const struct trace_profile *p, const struct dao_sim_model *m,
+			    uint64_t budget, const struct time_bound *a, int i, const char *what)
+{
+	struct time_bound b;
+	char err[256];
+
+	if (time_bound_solve_from(p, m, budget, TIME_BOUND_START_CLP, 0, &b, err, sizeof(err)))
+		tap_bail("time bound: %s", err);
+	if (bounds_agree(a, &b))
+		return true;
+	tap_diag("trace %d budget %llu: %s %.12g, CLP start %.12g", i,
+		 (unsigned long long)budget, what, a->lp_ns, b.lp_ns);
+	return false;
+}
+
+/*
  * The time-indexed LP from the greedy's vertex (time_bound_solve) and from
  * CLP's own start after presolve (the previous method) reach the same
  * optimum to 1e-9 relative, on random traces at 9 budgets with several
@@ -632,20 +652,14 @@ static void test_time_starts(void)
 		for (int step = 0; step <= 8; step++) {
 			uint64_t budget = p.max_kernel_bytes +
 					  (p.peak_live_bytes - p.max_kernel_bytes) * (uint64_t)step / 8;
-			struct time_bound a, b;
+			struct time_bound a;
 			char err[256];
 
 			if (time_bound_solve_from(&p, &m, budget, TIME_BOUND_START_GREEDY, 0, &a, err,
-						  sizeof(err)) ||
-			    time_bound_solve_from(&p, &m, budget, TIME_BOUND_START_CLP, 0, &b, err,
 						  sizeof(err)))
 				tap_bail("time bound: %s", err);
 			n++;
-			if (!bounds_agree(&a, &b)) {
-				tap_diag("trace %d budget %llu: greedy start %.12g, CLP start %.12g", i,
-					 (unsigned long long)budget, a.lp_ns, b.lp_ns);
-				same = 0;
-			}
+			same &= agrees_with_clp(&p, &m, budget, &a, i, "greedy start");
 		}
 		trace_profile_free(&p);
 		dao_trace_free(t);
@@ -682,21 +696,15 @@ static void test_time_coarse(void)
 		for (int step = 2; step <= 6; step++) {
 			uint64_t budget = p.max_kernel_bytes +
 					  (p.peak_live_bytes - p.max_kernel_bytes) * (uint64_t)step / 7;
-			struct time_bound a, b;
+			struct time_bound a;
 			char err[256];
 
-			if (time_bound_solve_coarse(&p, &m, budget, 2, 8, 0, 0, &a, err, sizeof(err)) ||
-			    time_bound_solve_from(&p, &m, budget, TIME_BOUND_START_CLP, 0, &b, err,
-						  sizeof(err)))
+			if (time_bound_solve_coarse(&p, &m, budget, 2, 8, 0, 0, &a, err, sizeof(err)))
 				tap_bail("time bound: %s", err);
 			n++;
 			coarse += a.levels > 0;
 			priced += a.priced_in > 0;
-			if (!bounds_agree(&a, &b)) {
-				tap_diag("trace %d budget %llu: coarse-to-fine %.12g, CLP start %.12g", i,
-					 (unsigned long long)budget, a.lp_ns, b.lp_ns);
-				same = 0;
-			}
+			same &= agrees_with_clp(&p, &m, budget, &a, i, "coarse-to-fine");
 		}
 		trace_profile_free(&p);
 		dao_trace_free(t);
