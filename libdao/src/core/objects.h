@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/fence.h"
@@ -68,6 +69,21 @@ struct karg {
 	uint64_t off;
 	uint64_t len;
 };
+
+/* One dao_launch_named call as the job made it (checked by the API:
+ * operands non-NULL when counted, at most DAO_MAX_OPERANDS, modes valid),
+ * until it is an op (core/launch.h). */
+struct launch {
+	const char *name; /* NULL: unnamed */
+	size_t namelen;   /* strnlen(name, LAUNCH_NAME_MAX) */
+	uint64_t flops;
+	dao_kernel_fn fn;
+	void *user;
+	const dao_operand *ops;
+	size_t count;
+};
+
+#define LAUNCH_NAME_MAX 255u
 
 enum op_kind { OP_KERNEL, OP_WRITE, OP_READ, OP_FREE, OP_ITER, OP_SYNC };
 
@@ -245,11 +261,9 @@ struct inbox_cell {
 	uint32_t nargs;
 	uint32_t nopnd;
 	bool named;
+	/* The op's own arrays (core/launch.h), copied into it as they are. */
 	struct karg args[INBOX_OPERANDS];
-	struct inbox_opnd {
-		struct rec *rec;
-		uint8_t mode;
-	} opnd[INBOX_OPERANDS];
+	struct opnd opnd[INBOX_OPERANDS];
 	char name[INBOX_NAME_MAX];
 };
 
@@ -425,6 +439,14 @@ static inline bool ctx_window_full(struct ctx *c, uint64_t lookahead)
 	seen = __atomic_load_n(&c->finished, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&c->finished_seen, seen, __ATOMIC_RELAXED);
 	return __atomic_load_n(&c->launched, __ATOMIC_RELAXED) - seen > lookahead;
+}
+
+/* DAO_ERR_FAILED once c or its device failed: nothing more is queued. */
+static inline dao_status ctx_usable(const struct ctx *c)
+{
+	if (c->failure || c->dev->failure)
+		return DAO_ERR_FAILED;
+	return DAO_OK;
 }
 
 static inline bool rec_dirty(const struct rec *r)

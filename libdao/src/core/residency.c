@@ -411,9 +411,12 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 		dao_fence_join(after, &r->ready);
 		dao_fence_join(after, &r->busy);
 	}
+	/* What the kernel function gets (dao_kernel_args), from the
+	 * operands as the launch resolved them. */
 	for (uint32_t i = 0; i < op->nargs; i++) {
 		struct karg *a = &op->args[i];
 
+		op->sizes[i] = a->len;
 		if (!a->rec || !a->rec->blk)
 			op->ptrs[i] = NULL;
 		else
