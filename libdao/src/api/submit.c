@@ -46,18 +46,9 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	st = ctx_enter_to_launch(h, &c);
 	if (st != DAO_OK)
 		return st;
-	if (inbox_takes(c->dev, count, l.namelen, sched_getcpu()) &&
-	    (how = inbox_launch_begin(c)) == INBOX_OPEN) {
-		struct karg args[INBOX_OPERANDS];
-		struct opnd opnd[INBOX_OPERANDS];
-		uint32_t nopnd;
-
-		st = launch_resolve(c, &l, args, opnd, &nopnd);
-		if (st != DAO_OK)
-			inbox_launch_abort(c); /* the job's error: nothing queued */
-		else
-			how = inbox_launch_commit(c, &l, args, opnd, nopnd);
-		if (st != DAO_OK || how == INBOX_QUEUED) {
+	if (inbox_takes(c->dev, count, l.namelen, sched_getcpu())) {
+		how = launch_through_inbox(c, &l, &st);
+		if (how == INBOX_QUEUED) {
 			ctx_leave_unlocked(c);
 			return st;
 		}

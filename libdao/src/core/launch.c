@@ -15,9 +15,6 @@
 #include "core/registry.h"
 #include "trace/trace_writer.h"
 
-/* A cell's operands are resolved without dev->mu: by looking, not stamping. */
-_Static_assert(INBOX_OPERANDS <= LAUNCH_SCAN_MAX, "inbox operands are resolved by a scan");
-
 static dao_status over_budget(const struct device *d, const struct launch *l, uint64_t need)
 {
 	dao_err("kernel %s needs %llu bytes of operands, more than the device budget of %llu",
@@ -26,47 +23,36 @@ static dao_status over_budget(const struct device *d, const struct launch *l, ui
 	return DAO_ERR_BUDGET;
 }
 
-/* Index of r among opnd[0..*nopnd), added with no mode when new. A few
- * owners are compared one by one; more are stamped with the launch's
- * number (d->stamp, moved on by the caller), which needs dev->mu. */
-static uint32_t owner_index(struct device *d, bool stamped, struct rec *r, struct opnd *opnd,
-			    uint32_t *nopnd, uint64_t *need)
-{
-	uint32_t j;
-
-	if (stamped) {
-		if (r->stamp == d->stamp)
-			return r->stamp_idx;
-		r->stamp = d->stamp;
-		r->stamp_idx = j = *nopnd;
-	} else {
-		for (j = 0; j < *nopnd; j++)
-			if (opnd[j].rec == r)
-				return j;
-	}
-	opnd[j] = (struct opnd){ .rec = r };
-	(*nopnd)++;
-	*need += r->asize;
-	return j;
-}
-
-dao_status launch_resolve(struct ctx *c, const struct launch *l, struct karg *args,
-			  struct opnd *opnd, uint32_t *nopnd)
+/*
+ * The one resolver of a launch's operands, for both ways to the queue
+ * (inlined into each, as the launch path was before it was shared):
+ * args[i] is operand i's owner record and view (rec NULL for zero bytes),
+ * opnd[0..*nopnd) the distinct owners in first-use order with their modes
+ * or'ed (a write of part of a buffer updates its owner). c->slot_mu or
+ * dev->mu is held, dev_locked says which: with dev->mu duplicates are
+ * found by stamping the records with the launch's number (d->stamp), else
+ * (at most INBOX_OPERANDS) by comparing with the owners found so far,
+ * which writes nothing the executor reads. A bad handle's status, or
+ * DAO_ERR_BUDGET (logged) when the owners do not fit in the budget
+ * together; args and opnd are then meaningless.
+ */
+static inline __attribute__((always_inline)) dao_status
+resolve(struct ctx *c, const struct launch *l, bool dev_locked, struct karg *args,
+	struct opnd *opnd, uint32_t *nopnd)
 {
 	struct device *d = c->dev;
-	bool stamped = l->count > LAUNCH_SCAN_MAX;
 	uint64_t need = 0;
-	dao_status st;
+	uint32_t n = 0;
 
-	*nopnd = 0;
-	if (stamped)
+	if (dev_locked)
 		d->stamp++;
 	for (size_t i = 0; i < l->count; i++) {
 		uint8_t m = (uint8_t)l->ops[i].mode;
 		struct slot *s;
 		struct rec *r;
+		uint32_t j;
+		dao_status st = slot_lookup(c, l->ops[i].buf, &s);
 
-		st = slot_lookup(c, l->ops[i].buf, &s);
 		if (st != DAO_OK)
 			return st;
 		r = s->rec;
@@ -80,9 +66,24 @@ dao_status launch_resolve(struct ctx *c, const struct launch *l, struct karg *ar
 		 * owner that is an update. */
 		if (m == MODE_W && (s->off != 0 || s->len != r->size))
 			m = MODE_RW;
-		opnd[owner_index(d, stamped, r, opnd, nopnd, &need)].mode |= m;
+		if (dev_locked) {
+			j = r->stamp_idx;
+			if (r->stamp != d->stamp) {
+				r->stamp = d->stamp;
+				r->stamp_idx = j = n;
+			}
+		} else {
+			for (j = 0; j < n && opnd[j].rec != r; j++)
+				;
+		}
+		if (j == n) {
+			opnd[n++] = (struct opnd){ .rec = r };
+			need += r->asize;
+		}
+		opnd[j].mode |= m;
 		args[i] = (struct karg){ .rec = r, .off = s->off, .len = s->len };
 	}
+	*nopnd = n;
 	return need > d->budget ? over_budget(d, l, need) : DAO_OK;
 }
 
@@ -124,7 +125,7 @@ dao_status launch_locked(struct ctx *c, const struct launch *l)
 	if (!op)
 		return DAO_ERR_NOMEM;
 	op_layout(op, l->count, l->name, l->namelen);
-	st = launch_resolve(c, l, op->args, op->opnd, &op->nopnd);
+	st = resolve(c, l, true, op->args, op->opnd, &op->nopnd);
 	if (st != DAO_OK) {
 		op_release(d, op);
 		return st;
@@ -140,4 +141,22 @@ dao_status launch_locked(struct ctx *c, const struct launch *l)
 	if (d->trace)
 		trace_kernel(d, op);
 	return DAO_OK;
+}
+
+enum inbox_result launch_through_inbox(struct ctx *c, const struct launch *l, dao_status *st)
+{
+	struct karg args[INBOX_OPERANDS];
+	struct opnd opnd[INBOX_OPERANDS];
+	enum inbox_result how = inbox_launch_begin(c);
+	uint32_t nopnd;
+
+	*st = DAO_OK;
+	if (how != INBOX_OPEN)
+		return how;
+	*st = resolve(c, l, false, args, opnd, &nopnd);
+	if (*st != DAO_OK) {
+		inbox_launch_abort(c); /* the job's error: nothing queued */
+		return INBOX_QUEUED;
+	}
+	return inbox_launch_commit(c, l, args, opnd, nopnd);
 }

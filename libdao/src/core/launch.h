@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * launch.h - a kernel launch, from the job's call to the queued op
- * (launch.c). The job's operands change form once: launch_resolve turns
+ * (launch.c). The job's operands change form once: one resolver turns
  * them into the op's own arrays (struct karg per operand, struct opnd per
  * distinct owner), written where the op will hold them (the locked path)
  * or into an inbox cell of the same types (core/inbox.c), from which the
@@ -13,27 +13,18 @@
 
 #include <stddef.h>
 
+#include "core/inbox.h"
 #include "core/objects.h"
-
-/* Up to this many operands, duplicates are found by looking at the owners
- * found so far (no line the executor uses is written); beyond it, by
- * stamping the records, which needs dev->mu. */
-#define LAUNCH_SCAN_MAX 8u
-
-/*
- * Resolve l's operands in context c (entered; c->slot_mu or dev->mu held,
- * and dev->mu when l->count > LAUNCH_SCAN_MAX): args[i] is operand i's
- * owner record and view (rec NULL for zero bytes), opnd[0..*nopnd) the
- * distinct owners in first-use order with their modes or'ed (a write of
- * part of a buffer updates its owner). A bad handle's status, or
- * DAO_ERR_BUDGET (logged) when the owners do not fit in the budget
- * together; args and opnd are then partly written and meaningless.
- */
-dao_status launch_resolve(struct ctx *c, const struct launch *l, struct karg *args,
-			  struct opnd *opnd, uint32_t *nopnd);
 
 /* With dev->mu held (c entered and locked): wait for room in c's window
  * (and, deterministic, for the job's turn), then queue l. */
 dao_status launch_locked(struct ctx *c, const struct launch *l);
+
+/* c entered without dev->mu, l of at most INBOX_OPERANDS operands: queue l
+ * through the inbox (core/inbox.h). INBOX_QUEUED: done, with the job's
+ * error (a bad handle, the budget) in *st if any, nothing queued then;
+ * INBOX_LOCKED or INBOX_FULL: take dev->mu and launch_locked (after
+ * inbox_launch_uncount for FULL). */
+enum inbox_result launch_through_inbox(struct ctx *c, const struct launch *l, dao_status *st);
 
 #endif /* DAO_CORE_LAUNCH_H */
