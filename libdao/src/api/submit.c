@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * submit.c - the job's side: queueing kernels and host accesses, appending
- * each one's uses to the access-pattern table, waiting where the API blocks.
+ * submit.c - the job's side: kernel launches (checked here, queued by
+ * core/launch.c, through the inbox where it can), host accesses, syncs and
+ * iteration marks, waiting where the API blocks.
  */
 #include <sched.h>
 #include <stdlib.h>

@@ -330,7 +330,7 @@ struct device {
 	int push_cpu;
 	/* The executor's CPU when it finished its last op, written when it
 	 * changes: waiters spin while it is another CPU (queue.c), and a
-	 * launch from its CPU takes dev->mu instead of the inbox (submit.c). */
+	 * launch from its CPU takes dev->mu instead of the inbox (inbox.h). */
 	int exec_cpu;
 	uint64_t host_budget;
 	/* Bytes of live owning buffers: atomic, creates add without dev->mu. */
