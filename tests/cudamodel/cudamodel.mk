@@ -87,7 +87,8 @@ endif
 coverage-cuda:
 	rm -rf $(BUILD)/cov
 	$(MAKE) BUILD=$(BUILD)/cov CFLAGS=--coverage LDFLAGS=--coverage check-cudamodel-rel
-	gcovr -r . --filter 'libdao/src/backend/cuda/' $(BUILD)/cov/rel/obj/libdao/backend/cuda
+	gcovr -r . --filter 'libdao/src/backend/cuda/' --filter 'libdao/src/mem/chunk_heap' \
+		$(BUILD)/cov/rel/obj/libdao/backend/cuda $(BUILD)/cov/rel/obj/libdao/mem
 
 # The same, plus the cuda-explicit job of the VM suite (tests/kmod/
 # libdao_cuda_job.c), whose staging is pinned through dao.ko: the one path
@@ -97,4 +98,5 @@ coverage-cuda-vm:
 	rm -rf $(BUILD)/cov
 	$(MAKE) BUILD=$(BUILD)/cov CFLAGS=--coverage LDFLAGS=--coverage check-cudamodel-rel
 	$(MAKE) BUILD=$(BUILD)/cov CFLAGS=--coverage LDFLAGS=--coverage kcheck-cuda-gcov
-	gcovr -r . --filter 'libdao/src/backend/cuda/' $(BUILD)/cov/rel/obj/libdao/backend/cuda
+	gcovr -r . --filter 'libdao/src/backend/cuda/' --filter 'libdao/src/mem/chunk_heap' \
+		$(BUILD)/cov/rel/obj/libdao/backend/cuda $(BUILD)/cov/rel/obj/libdao/mem

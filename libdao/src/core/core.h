@@ -35,10 +35,11 @@
  *             and unified memory), host.c, pin.c (the dao.ko client), sim.c
  *             (libdao-sim.a only), cuda/cuda_backend.h, cuda/cuda_device.c
  *             (opening a CUDA device), cuda/cuda_engines.c (streams,
- *             events, fences), cuda/cuda_explicit.c, cuda/cuda_managed.c,
- *             cuda/chunk_heap.c (chunks carved with the arena)
+ *             events, fences), cuda/cuda_explicit.c, cuda/cuda_managed.c
  *     |
- *   mem/      arena.c (device space)
+ *   mem/      arena.c (device space), chunk_heap.c (host-addressable memory
+ *             carved from a few large chunks with the arena: staging and
+ *             managed memory of the CUDA backends)
  *   trace/    trace_write.c with trace_writer.h (DAO_TRACE), trace_read.c
  *             (libdao-sim.a only)
  *     |

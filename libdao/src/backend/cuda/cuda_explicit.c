@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "backend/cuda/chunk_heap.h"
+#include "mem/chunk_heap.h"
 #include "backend/cuda/cuda_engines.h"
 #include "base/log.h"
 #include "backend/pin.h"

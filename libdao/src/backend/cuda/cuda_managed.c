@@ -23,7 +23,7 @@
  */
 #include <stdlib.h>
 
-#include "backend/cuda/chunk_heap.h"
+#include "mem/chunk_heap.h"
 #include "backend/cuda/cuda_engines.h"
 #include "base/log.h"
 

@@ -10,8 +10,8 @@
  * outside, since touching a managed page from the CPU would migrate it.
  * Not thread-safe: one heap belongs to one backend, used by its executor.
  */
-#ifndef DAO_CUDA_CHUNK_HEAP_H
-#define DAO_CUDA_CHUNK_HEAP_H
+#ifndef DAO_MEM_CHUNK_HEAP_H
+#define DAO_MEM_CHUNK_HEAP_H
 
 #include <stdint.h>
 
@@ -80,4 +80,4 @@ dao_status chunk_heap_alloc(struct chunk_heap *h, uint64_t bytes, void **p, uint
 /* p from chunk_heap_alloc; anything else is ignored and returns -1. */
 int chunk_heap_free(struct chunk_heap *h, void *p);
 
-#endif /* DAO_CUDA_CHUNK_HEAP_H */
+#endif /* DAO_MEM_CHUNK_HEAP_H */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/* chunk_heap.c - chunks kept until the heap goes, carved with the arena
+ * (chunk_heap.h says why). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cuda/chunk_heap.h"
+#include "mem/chunk_heap.h"
 
 void chunk_heap_init(struct chunk_heap *h, const struct chunk_source *src, uint64_t align,
 		     uint64_t min_chunk, uint64_t max_chunk, struct heap_budget *budget)
@@ -17,6 +19,13 @@ void chunk_heap_init(struct chunk_heap *h, const struct chunk_source *src, uint6
 
 void chunk_heap_fini(struct chunk_heap *h)
 {
+	static const dao_fence none;
+
+	/* Allocations still live go with their chunks: their blocks back
+	 * into the arenas, so that arena_destroy frees every descriptor. */
+	for (uint32_t i = 0; i < h->map_cap; i++)
+		if (h->map[i].p)
+			arena_free(&h->chunks[h->map[i].chunk].arena, h->map[i].blk, &none);
 	for (uint32_t i = 0; i < h->nchunks; i++) {
 		struct heap_chunk *c = &h->chunks[i];
 
