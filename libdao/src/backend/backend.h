@@ -165,6 +165,6 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
 uint64_t dao_host_memory_bytes(void);
 
 /* dao_open_on_backend, which opens a context on a backend built by hand
- * (api/registry.c), is declared in dao_sim.h. */
+ * (api/open.c), is declared in dao_sim.h. */
 
 #endif /* DAO_BACKEND_H */

@@ -10,13 +10,13 @@
  *
  *   api/      the DAO_API entry points: buffers.c (create, view, retain,
  *             release, label, size), submit.c (launch, host access, sync,
- *             iteration, statistics), registry.c (open, close, the shared
+ *             iteration, statistics), open.c (open, close, the shared
  *             devices), config.c (resolving a dao_config), enter.h (the
  *             shape every entry point shares)
  *     |
  *   core/     objects.h (the objects and how they relate; a device is a
  *             composition of its queue, residency, statistics and
- *             publisher), core.h (this map), registry.c (handles),
+ *             publisher), core.h (this map), handles.c (handles),
  *             device.c, record.c (record lifetime), chunks.c (the huge-page
  *             chunks records and slots are carved from), launch.c (a
  *             kernel launch: its operands resolved once, the locked path),

@@ -12,7 +12,7 @@
 #include "core/launch.h"
 #include "core/queue.h"
 #include "core/record.h"
-#include "core/registry.h"
+#include "core/handles.h"
 #include "trace/trace_writer.h"
 
 static dao_status over_budget(const struct device *d, const struct launch *l, uint64_t need)

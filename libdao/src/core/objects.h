@@ -380,7 +380,7 @@ struct ctx {
 
 	/* Written by the job's calls. API calls in flight, plus CTX_CLOSING
 	 * once dao_close began: one atomic word, so a call leaves without the
-	 * registry mutex (core/registry.c). */
+	 * registry mutex (core/handles.c). */
 	uint32_t calls __attribute__((aligned(64)));
 	/* Taken, besides dev->mu, by whoever writes the slot table, and
 	 * alone by a launch through the inbox (core/inbox.c). */
@@ -389,7 +389,7 @@ struct ctx {
 	uint32_t nslots;
 	uint32_t free_head; /* 1-based; 0 none */
 	/* Slots below it were handed out once; those above are untouched.
-	 * Atomic: lookups without slot_mu read it (core/registry.c). */
+	 * Atomic: lookups without slot_mu read it (core/handles.c). */
 	uint32_t fresh;
 	uint64_t live_handles;
 	/* Ops queued so far (atomic: launches through the inbox count

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * registry.c - opening and closing contexts, and the devices they share.
+ * open.c - opening and closing contexts, and the devices they share.
  *
  * Contexts that are not private attach to one device per backend kind: one
  * budget, one table, one eviction order for the whole process (decision 11).
- * The handles are core/registry.c's, the devices core/device.c's.
+ * The handles are core/handles.c's, the devices core/device.c's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +18,7 @@
 #include "core/lock.h"
 #include "core/queue.h"
 #include "core/record.h"
-#include "core/registry.h"
+#include "core/handles.h"
 #include "dao_sim.h"
 
 static struct device *shared_dev[DAO_BACKEND_CUDA_EXPLICIT + 1];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * registry.c - handles: what a dao_ctx or a dao_buf names.
+ * handles.c - handles: what a dao_ctx or a dao_buf names.
  *
  * A dao_ctx is (generation << 32 | slot + 1) in a process-wide table, so a
  * closed or forged handle is refused instead of dereferenced.
@@ -24,7 +24,7 @@
 #include "core/queue.h"
 #include "core/lock.h"
 #include "core/record.h"
-#include "core/registry.h"
+#include "core/handles.h"
 
 #define SLOT_BITS 24
 #define GEN_BITS 28

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * registry.h - handles to objects: a dao_ctx names a struct ctx in the
- * process-wide table, a dao_buf a slot of its context (registry.c).
+ * handles.h - handles to objects: a dao_ctx names a struct ctx in the
+ * process-wide table, a dao_buf a slot of its context (handles.c).
  */
-#ifndef DAO_CORE_REGISTRY_H
-#define DAO_CORE_REGISTRY_H
+#ifndef DAO_CORE_HANDLES_H
+#define DAO_CORE_HANDLES_H
 
 #include "core/objects.h"
 
@@ -57,4 +57,4 @@ void slot_table_prime(struct ctx *c);
 uint32_t slot_index(dao_buf b); /* of a handle slot_lookup accepted */
 dao_buf slot_handle(const struct ctx *c, uint32_t idx);
 
-#endif /* DAO_CORE_REGISTRY_H */
+#endif /* DAO_CORE_HANDLES_H */
