@@ -80,11 +80,6 @@ static dao_status parse_budget(const char *text, uint64_t *bytes, uint32_t *perc
 	return dao_parse_size(text, bytes);
 }
 
-uint64_t config_percent_of(uint64_t total, uint32_t percent)
-{
-	return (uint64_t)((unsigned __int128)total * percent / 100);
-}
-
 static int lookup(const char *text, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++)

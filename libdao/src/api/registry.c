@@ -26,8 +26,7 @@ static struct device *shared_dev[DAO_BACKEND_CUDA_EXPLICIT + 1];
 /* The host budget: explicit, or a share of physical memory. */
 static uint64_t host_budget_of(const struct resolved_config *rc)
 {
-	return rc->host_budget ? rc->host_budget
-			       : config_percent_of(dao_host_memory_bytes(), rc->host_budget_percent);
+	return dao_budget_bytes(rc->host_budget, rc->host_budget_percent, dao_host_memory_bytes());
 }
 
 /* auto: cuda-explicit when a CUDA device is usable, else host; said once
@@ -130,10 +129,8 @@ static void open_prime(struct ctx *c)
 static const char *shared_conflict(const struct device *d, const struct resolved_config *rc)
 {
 	if (rc->budget_explicit) {
-		uint64_t want = rc->device_budget
-					? rc->device_budget
-					: config_percent_of(d->be->device_memory,
-							    rc->device_budget_percent);
+		uint64_t want = dao_budget_bytes(rc->device_budget, rc->device_budget_percent,
+						 d->be->device_memory);
 
 		if (dao_budget_round(want, d->be->align) != d->budget)
 			return "device budget";

@@ -158,6 +158,15 @@ static inline uint64_t dao_budget_round(uint64_t bytes, uint64_t align)
 	return bytes & ~(align - 1);
 }
 
+/* The bytes a budget comes to: `bytes` when given, else `percent` of a
+ * memory of `total` bytes (the device's, or the host's physical memory).
+ * The one place a percentage becomes bytes: the backends size their arenas
+ * with it, and dao_open a second context's request on a shared device. */
+static inline uint64_t dao_budget_bytes(uint64_t bytes, uint32_t percent, uint64_t total)
+{
+	return bytes ? bytes : (uint64_t)((unsigned __int128)total * percent / 100);
+}
+
 /* Constructors. Each returns a backend whose arena spans `budget` bytes,
  * rounded by dao_budget_round(). */
 dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);

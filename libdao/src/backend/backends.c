@@ -13,9 +13,8 @@
 
 static dao_status host_open(uint64_t budget, uint32_t percent, struct dao_backend **out)
 {
-	if (!budget)
-		budget = (uint64_t)((unsigned __int128)dao_host_memory_bytes() * percent / 100);
-	return dao_backend_host_create(budget, out);
+	return dao_backend_host_create(dao_budget_bytes(budget, percent, dao_host_memory_bytes()),
+				       out);
 }
 
 #ifdef DAO_HAVE_CUDA

@@ -51,8 +51,7 @@ dao_status dao_backend_cuda_create(dao_backend_kind kind, uint64_t budget, uint3
 		dao_err("backend %s: CUDA device %d is not usable", name, device);
 		return DAO_ERR_BACKEND;
 	}
-	if (!budget)
-		budget = (uint64_t)((unsigned __int128)total * percent / 100);
+	budget = dao_budget_bytes(budget, percent, total);
 	/* Budget beyond what is free would leave the overflow to the driver
 	 * (managed) or fail the pool (explicit): say so now. */
 	if (budget > free_bytes) {
