@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/config.h"
+#include "backend/backends.h"
 #include "base/log.h"
 #include "policy/policy.h"
 
@@ -107,7 +108,6 @@ dao_log_level config_log_level(const dao_config *cfg)
 
 dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 {
-	static const char *const backends[] = { NULL, "auto", "host", "cuda-managed", "cuda-explicit" };
 	static const char *const policies[] = { NULL, "dao", "belady", "lru", "fifo" };
 	static const char *const levels[] = { NULL, "silent", "error", "warn", "info", "debug" };
 	dao_config def;
@@ -120,7 +120,7 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 	}
 	memset(o, 0, sizeof(*o));
 	if (cfg->size != sizeof(*cfg) || cfg->flags & ~DAO_CONFIG_FLAGS_ALL ||
-	    (unsigned)cfg->backend > DAO_BACKEND_CUDA_EXPLICIT ||
+	    (cfg->backend != DAO_BACKEND_DEFAULT && !dao_backend_entry(cfg->backend)) ||
 	    !policy_valid(cfg->policy) || (unsigned)cfg->log_level > DAO_LOG_DEBUG ||
 	    cfg->lookahead > DAO_MAX_LOOKAHEAD || cfg->device_budget_percent > 100 ||
 	    cfg->reserved0 || cfg->device_budget >= (1ull << 63) || cfg->host_budget >= (1ull << 63))
@@ -138,9 +138,11 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 
 	o->backend = cfg->backend;
 	if (!o->backend && (v = getenv("DAO_BACKEND")) && *v) {
-		if ((i = lookup(v, backends, 5)) <= 0)
+		const struct dao_backend_entry *e = dao_backend_named(v);
+
+		if (!e)
 			return env_error("DAO_BACKEND", v);
-		o->backend = (dao_backend_kind)i;
+		o->backend = e->kind;
 	}
 	o->backend_explicit = o->backend > DAO_BACKEND_AUTO;
 	if (!o->backend)

@@ -21,7 +21,26 @@
 #include "core/registry.h"
 #include "dao_sim.h"
 
-static struct device *shared_dev[DAO_BACKEND_CUDA_EXPLICIT + 1];
+/* The devices that contexts not private share, one per backend kind at
+ * most (decision 11), linked through shared_next. Registry lock. */
+static struct device *shared_devs;
+
+static struct device *shared_device(dao_backend_kind kind)
+{
+	for (struct device *d = shared_devs; d; d = d->shared_next)
+		if (d->kind == kind)
+			return d;
+	return NULL;
+}
+
+static void shared_forget(struct device *d)
+{
+	for (struct device **p = &shared_devs; *p; p = &(*p)->shared_next)
+		if (*p == d) {
+			*p = d->shared_next;
+			return;
+		}
+}
 
 /* The host budget: explicit, or a share of physical memory. */
 static uint64_t host_budget_of(const struct resolved_config *rc)
@@ -50,9 +69,10 @@ static dao_status backend_open(const struct resolved_config *rc, struct dao_back
 {
 	const struct dao_backend_entry *e = dao_backend_entry(rc->backend);
 
-	if (!e)
-		return DAO_ERR_CONFIG; /* config_resolve lets no other kind through */
-	return e->create(rc->device_budget, rc->device_budget_percent, out);
+	/* config_resolve lets no other kind through, and auto is resolved */
+	if (!e || !e->create)
+		return DAO_ERR_CONFIG;
+	return e->create(e, rc->device_budget, rc->device_budget_percent, out);
 }
 
 static dao_status ctx_create(struct device *d, const struct resolved_config *rc,
@@ -154,14 +174,12 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 	struct device *d;
 	struct ctx *c;
 	dao_status st;
-	dao_backend_kind slot;
 	const char *differs;
 
 	registry_lock();
 	if (rc->backend == DAO_BACKEND_AUTO)
 		rc->backend = auto_backend();
-	slot = rc->backend;
-	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
+	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_device(rc->backend))) {
 		differs = shared_conflict(d, rc);
 		if (differs) {
 			registry_unlock();
@@ -185,8 +203,10 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out, &c);
 		if (st != DAO_OK)
 			device_destroy(d);
-		else if (!(rc->flags & DAO_CONFIG_PRIVATE))
-			shared_dev[slot] = d;
+		else if (!(rc->flags & DAO_CONFIG_PRIVATE)) {
+			d->shared_next = shared_devs;
+			shared_devs = d;
+		}
 	}
 	registry_unlock();
 	if (st == DAO_OK) {
@@ -304,9 +324,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 
 	registry_lock();
 	if (--d->nctx == 0) {
-		for (int k = 0; k <= DAO_BACKEND_CUDA_EXPLICIT; k++)
-			if (shared_dev[k] == d)
-				shared_dev[k] = NULL;
+		shared_forget(d);
 	} else {
 		d = NULL;
 	}

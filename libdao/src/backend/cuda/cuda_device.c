@@ -28,10 +28,9 @@ bool dao_cuda_usable(void)
 	return probe_err == cudaSuccess && probe_count > 0;
 }
 
-dao_status dao_backend_cuda_create(dao_backend_kind kind, uint64_t budget, uint32_t percent,
-				   struct dao_backend **out)
+dao_status dao_backend_cuda_create(dao_backend_kind kind, const char *name, uint64_t budget,
+				   uint32_t percent, struct dao_backend **out)
 {
-	const char *name = dao_backend_name(kind);
 	uint64_t free_bytes, total;
 	int device = 0;
 
