@@ -108,7 +108,6 @@ dao_log_level config_log_level(const dao_config *cfg)
 
 dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 {
-	static const char *const policies[] = { NULL, "dao", "belady", "lru", "fifo" };
 	static const char *const levels[] = { NULL, "silent", "error", "warn", "info", "debug" };
 	dao_config def;
 	const char *v;
@@ -150,9 +149,11 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 
 	o->policy = cfg->policy;
 	if (!o->policy && (v = getenv("DAO_POLICY")) && *v) {
-		if ((i = lookup(v, policies, 5)) <= 0)
+		const struct dao_policy_entry *e = policy_named(v);
+
+		if (!e)
 			return env_error("DAO_POLICY", v);
-		o->policy = (dao_policy)i;
+		o->policy = e->id;
 	}
 	o->policy_explicit = o->policy != 0;
 	if (!o->policy)

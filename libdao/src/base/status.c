@@ -27,15 +27,3 @@ const char *dao_strerror(dao_status status)
 	}
 	return "unknown status";
 }
-
-const char *dao_policy_name(dao_policy policy)
-{
-	switch (policy) {
-	case DAO_POLICY_DEFAULT: return "default";
-	case DAO_POLICY_DAO: return "dao";
-	case DAO_POLICY_BELADY: return "belady";
-	case DAO_POLICY_LRU: return "lru";
-	case DAO_POLICY_FIFO: return "fifo";
-	}
-	return "unknown";
-}
