@@ -45,8 +45,10 @@ static void test_backends(void)
 		if (!e)
 			continue;
 		rows++;
-		if (v != rows)
+		if (v != rows) {
+			tap_diag("backend row %d is %d", rows, v);
 			gap++;
+		}
 		if (e->kind != (dao_backend_kind)v || !e->name || !*e->name ||
 		    strcmp(dao_backend_name((dao_backend_kind)v), e->name) ||
 		    dao_backend_named(e->name) != e || (!e->create) != (v == DAO_BACKEND_AUTO)) {
@@ -81,8 +83,10 @@ static void test_policies(void)
 		if (!e)
 			continue;
 		rows++;
-		if (v != rows)
+		if (v != rows) {
+			tap_diag("policy row %d is %d", rows, v);
 			gap++;
+		}
 		if (e->id != (dao_policy)v || !e->name || !*e->name ||
 		    strcmp(dao_policy_name((dao_policy)v), e->name) || policy_named(e->name) != e ||
 		    !e->ops || policy_ops((dao_policy)v) != e->ops || !policy_valid((dao_policy)v)) {
