@@ -52,7 +52,8 @@ static void test_backends(void)
 		if (e->kind != (dao_backend_kind)v || !e->name || !*e->name ||
 		    strcmp(dao_backend_name((dao_backend_kind)v), e->name) ||
 		    dao_backend_named(e->name) != e || (!e->create) != (v == DAO_BACKEND_AUTO)) {
-			tap_diag("backend row %d (%s) is not its kind's", v, e->name ? e->name : "?");
+			tap_diag("backend row %d (%s) is not its kind's", v,
+				 e->name ? e->name : "?");
 			bad++;
 		}
 		if (resolve_env("DAO_BACKEND", e->name, false) != v) {
@@ -89,7 +90,8 @@ static void test_policies(void)
 		}
 		if (e->id != (dao_policy)v || !e->name || !*e->name ||
 		    strcmp(dao_policy_name((dao_policy)v), e->name) || policy_named(e->name) != e ||
-		    !e->ops || policy_ops((dao_policy)v) != e->ops || !policy_valid((dao_policy)v)) {
+		    !e->ops || policy_ops((dao_policy)v) != e->ops ||
+		    !policy_valid((dao_policy)v)) {
 			tap_diag("policy row %d (%s) is not its id's", v, e->name ? e->name : "?");
 			bad++;
 		}

@@ -103,16 +103,13 @@ static int parse_live(const char *text, struct bench_options *o)
 
 static int parse_backend(const char *text, dao_backend_kind *out)
 {
-	int kind = kinds_find(KINDS_BACKEND, BENCH_FIRST_BACKEND, text);
-	char names[256];
+	int kind = kinds_parse(KINDS_BACKEND, BENCH_FIRST_BACKEND, text, "dao-bench: --backend",
+			       NULL);
 
-	if (kind) {
-		*out = (dao_backend_kind)kind;
-		return 0;
-	}
-	fprintf(stderr, "dao-bench: --backend: unknown backend '%s' (%s)\n", text,
-		kinds_list(names, sizeof(names), KINDS_BACKEND, BENCH_FIRST_BACKEND, ", ", ", "));
-	return -1;
+	if (!kind)
+		return -1;
+	*out = (dao_backend_kind)kind;
+	return 0;
 }
 
 static int parse_placement(const char *text, unsigned *out)

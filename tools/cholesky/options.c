@@ -120,7 +120,6 @@ static int parse_budget(const char *text, struct chol_options *o)
 static int parse_backend(const char *text, struct chol_options *o)
 {
 	dao_backend_kind *out = &o->backend;
-	char names[256];
 	int kind;
 
 	o->uvm = strcmp(text, "uvm") == 0;
@@ -130,28 +129,23 @@ static int parse_backend(const char *text, struct chol_options *o)
 		*out = DAO_BACKEND_CUDA_MANAGED;
 		return 0;
 	}
-	kind = kinds_find(KINDS_BACKEND, CHOL_FIRST_BACKEND, text);
-	if (kind) {
-		*out = (dao_backend_kind)kind;
-		return 0;
-	}
-	fprintf(stderr, "dao-cholesky: --backend: unknown backend '%s' (%s, uvm)\n", text,
-		kinds_list(names, sizeof(names), KINDS_BACKEND, CHOL_FIRST_BACKEND, ", ", ", "));
-	return -1;
+	kind = kinds_parse(KINDS_BACKEND, CHOL_FIRST_BACKEND, text, "dao-cholesky: --backend",
+			   "uvm");
+	if (!kind)
+		return -1;
+	*out = (dao_backend_kind)kind;
+	return 0;
 }
 
 static int parse_policy(const char *text, dao_policy *out)
 {
-	int policy = kinds_find(KINDS_POLICY, CHOL_FIRST_POLICY, text);
-	char names[256];
+	int policy = kinds_parse(KINDS_POLICY, CHOL_FIRST_POLICY, text, "dao-cholesky: --policy",
+				 NULL);
 
-	if (policy) {
-		*out = (dao_policy)policy;
-		return 0;
-	}
-	fprintf(stderr, "dao-cholesky: --policy: unknown policy '%s' (%s)\n", text,
-		kinds_list(names, sizeof(names), KINDS_POLICY, CHOL_FIRST_POLICY, ", ", ", "));
-	return -1;
+	if (!policy)
+		return -1;
+	*out = (dao_policy)policy;
+	return 0;
 }
 
 int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help)

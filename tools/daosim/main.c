@@ -37,8 +37,8 @@ static void usage(FILE *f)
 {
 	char policies[256];
 
-	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s|all]\n",
-		kinds_list(policies, sizeof(policies), KINDS_POLICY, DAOSIM_FIRST_POLICY, "|", "|"));
+	kinds_list(policies, sizeof(policies), KINDS_POLICY, DAOSIM_FIRST_POLICY, "|", "|");
+	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s|all]\n", policies);
 	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
 	      "              [--time-bound-limit SECONDS] TRACE...\n"
 	      "  --budget     device budget: bytes (K/M/G/T suffixes) or a percentage of\n"
@@ -321,13 +321,15 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	}
 	for (int i = 0; i < n; i++) {
 		struct policy_run *pr = &tr->runs[tr->nruns++];
+		dao_policy policy = o->all_policies ? (dao_policy)(DAOSIM_FIRST_POLICY + i)
+						    : o->policy;
 		struct replay_opts ro = {
-			.policy = o->all_policies ? (dao_policy)(DAOSIM_FIRST_POLICY + i) : o->policy,
+			.policy = policy,
 			.lookahead = o->lookahead,
 			.budget = tr->budget_bytes,
 		};
 
-		pr->policy = ro.policy;
+		pr->policy = policy;
 		pr->status = replay_sim(t, &p, &ro, &o->model, o->plot != NULL, &pr->r);
 		if (pr->status)
 			fprintf(stderr, "daosim: %s: policy %s: %s\n", path,

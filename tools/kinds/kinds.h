@@ -69,4 +69,21 @@ static inline const char *kinds_list(char *buf, size_t size, enum kinds_of of, i
 	return buf;
 }
 
+/* The value from `first` on named text; else 0, after saying on stderr
+ * "PREFIX: unknown backend|policy 'text' (names, extra)". extra: another
+ * value the tool takes besides libdao's, or NULL. */
+static inline int kinds_parse(enum kinds_of of, int first, const char *text, const char *prefix,
+			      const char *extra)
+{
+	int v = kinds_find(of, first, text);
+	char names[256];
+
+	if (!v)
+		fprintf(stderr, "%s: unknown %s '%s' (%s%s%s)\n", prefix,
+			of == KINDS_POLICY ? "policy" : "backend", text,
+			kinds_list(names, sizeof(names), of, first, ", ", ", "), extra ? ", " : "",
+			extra ? extra : "");
+	return v;
+}
+
 #endif /* DAO_TOOLS_KINDS_H */
