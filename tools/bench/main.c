@@ -12,14 +12,12 @@
 #include "../kinds/kinds.h"
 #include "bench.h"
 
-/* The backends --backend takes from libdao: every one but auto. */
-#define BENCH_FIRST_BACKEND (DAO_BACKEND_AUTO + 1)
-
 static void usage(FILE *f)
 {
 	char backends[256];
 
-	kinds_list(backends, sizeof(backends), KINDS_BACKEND, BENCH_FIRST_BACKEND, ", ", " or ");
+	kinds_list(backends, sizeof(backends), KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, ", ",
+		   " or ");
 	fprintf(f,
 		"usage: dao-bench overhead [--json] [--kernels N] [--live N,N,...]\n"
 		"                          [--placement split|shared|both]\n"
@@ -103,8 +101,8 @@ static int parse_live(const char *text, struct bench_options *o)
 
 static int parse_backend(const char *text, dao_backend_kind *out)
 {
-	int kind = kinds_parse(KINDS_BACKEND, BENCH_FIRST_BACKEND, text, "dao-bench: --backend",
-			       NULL);
+	int kind = kinds_parse(KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, text,
+			       "dao-bench: --backend", NULL);
 
 	if (!kind)
 		return -1;

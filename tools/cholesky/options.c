@@ -13,16 +13,14 @@
 #define CHOL_MAX_THREADS 1024
 /* libdao's own ceiling for the lookahead window (dao_open refuses more). */
 #define CHOL_MAX_LOOKAHEAD 65536
-/* The backends --backend takes from libdao: every one but auto. */
-#define CHOL_FIRST_BACKEND (DAO_BACKEND_AUTO + 1)
-#define CHOL_FIRST_POLICY (DAO_POLICY_DEFAULT + 1)
 
 static void usage(FILE *f)
 {
 	char backends[256], policies[256];
 
-	kinds_list(backends, sizeof(backends), KINDS_BACKEND, CHOL_FIRST_BACKEND, " | ", " | ");
-	kinds_list(policies, sizeof(policies), KINDS_POLICY, CHOL_FIRST_POLICY, " | ", " | ");
+	kinds_list(backends, sizeof(backends), KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, " | ",
+		   " | ");
+	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, " | ", " | ");
 	fprintf(f,
 		"usage: dao-cholesky --n N --tile T [--budget B] [options]\n"
 		"\n"
@@ -129,8 +127,8 @@ static int parse_backend(const char *text, struct chol_options *o)
 		*out = DAO_BACKEND_CUDA_MANAGED;
 		return 0;
 	}
-	kind = kinds_parse(KINDS_BACKEND, CHOL_FIRST_BACKEND, text, "dao-cholesky: --backend",
-			   "uvm");
+	kind = kinds_parse(KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, text,
+			   "dao-cholesky: --backend", "uvm");
 	if (!kind)
 		return -1;
 	*out = (dao_backend_kind)kind;
@@ -139,7 +137,7 @@ static int parse_backend(const char *text, struct chol_options *o)
 
 static int parse_policy(const char *text, dao_policy *out)
 {
-	int policy = kinds_parse(KINDS_POLICY, CHOL_FIRST_POLICY, text, "dao-cholesky: --policy",
+	int policy = kinds_parse(KINDS_POLICY, KINDS_FIRST_POLICY, text, "dao-cholesky: --policy",
 				 NULL);
 
 	if (!policy)

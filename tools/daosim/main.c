@@ -31,13 +31,11 @@ struct options {
 	double ti_seconds; /* limit on the time-indexed LP; 0: not computed */
 };
 
-#define DAOSIM_FIRST_POLICY (DAO_POLICY_DEFAULT + 1)
-
 static void usage(FILE *f)
 {
 	char policies[256];
 
-	kinds_list(policies, sizeof(policies), KINDS_POLICY, DAOSIM_FIRST_POLICY, "|", "|");
+	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, "|", "|");
 	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s|all]\n", policies);
 	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
 	      "              [--time-bound-limit SECONDS] TRACE...\n"
@@ -85,7 +83,7 @@ static int parse_budget(const char *s, struct options *o)
 
 static int parse_policy(const char *s, struct options *o)
 {
-	int policy = kinds_find(KINDS_POLICY, DAOSIM_FIRST_POLICY, s);
+	int policy = kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, s);
 	char names[256];
 
 	o->all_policies = strcmp(s, "all") == 0;
@@ -93,7 +91,7 @@ static int parse_policy(const char *s, struct options *o)
 		o->policy = (dao_policy)policy;
 	} else if (!o->all_policies) {
 		fprintf(stderr, "daosim: --policy %s: expected %s or all\n", s,
-			kinds_list(names, sizeof(names), KINDS_POLICY, DAOSIM_FIRST_POLICY, ", ",
+			kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY, ", ",
 				   ", "));
 		return -1;
 	}
@@ -143,10 +141,10 @@ static int env_defaults(struct options *o)
 	char names[256];
 
 	if (v && *v) {
-		o->policy = (dao_policy)kinds_find(KINDS_POLICY, DAOSIM_FIRST_POLICY, v);
+		o->policy = (dao_policy)kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, v);
 		if (!o->policy) {
 			fprintf(stderr, "daosim: DAO_POLICY=%s: expected %s\n", v,
-				kinds_list(names, sizeof(names), KINDS_POLICY, DAOSIM_FIRST_POLICY,
+				kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY,
 					   ", ", " or "));
 			return -1;
 		}
@@ -313,7 +311,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 			tr->ti_bound_ns = tb.ns;
 		}
 	}
-	n = o->all_policies ? kinds_count(KINDS_POLICY, DAOSIM_FIRST_POLICY) : 1;
+	n = o->all_policies ? kinds_count(KINDS_POLICY, KINDS_FIRST_POLICY) : 1;
 	tr->runs = calloc((size_t)n, sizeof(*tr->runs));
 	if (!tr->runs) {
 		fprintf(stderr, "daosim: %s: out of memory\n", path);
@@ -321,7 +319,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	}
 	for (int i = 0; i < n; i++) {
 		struct policy_run *pr = &tr->runs[tr->nruns++];
-		dao_policy policy = o->all_policies ? (dao_policy)(DAOSIM_FIRST_POLICY + i)
+		dao_policy policy = o->all_policies ? (dao_policy)(KINDS_FIRST_POLICY + i)
 						    : o->policy;
 		struct replay_opts ro = {
 			.policy = policy,

@@ -21,8 +21,8 @@ static const struct {
 	const char *macro; /* in the header */
 	int first;
 } lists[] = {
-	{ KINDS_BACKEND, "backend", "DAO_KIND_BACKENDS", DAO_BACKEND_DEFAULT + 1 },
-	{ KINDS_POLICY, "policy", "DAO_KIND_POLICIES", DAO_POLICY_DEFAULT + 1 },
+	{ KINDS_BACKEND, "backend", "DAO_KIND_BACKENDS", KINDS_FIRST_BACKEND },
+	{ KINDS_POLICY, "policy", "DAO_KIND_POLICIES", KINDS_FIRST_POLICY },
 };
 
 /* A name goes into C strings, a Fortran name and command lines as it is. */

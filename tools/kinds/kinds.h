@@ -18,6 +18,12 @@
 
 enum kinds_of { KINDS_BACKEND, KINDS_POLICY };
 
+/* Where a list starts: after DEFAULT; for the backends a tool opens by
+ * name, after auto too (auto is libdao's choice, not a backend). */
+#define KINDS_FIRST_BACKEND (DAO_BACKEND_DEFAULT + 1)
+#define KINDS_FIRST_NAMED_BACKEND (DAO_BACKEND_AUTO + 1)
+#define KINDS_FIRST_POLICY (DAO_POLICY_DEFAULT + 1)
+
 /* The name of value v (a dao_backend_kind or a dao_policy), NULL past the
  * last. */
 static inline const char *kinds_name(enum kinds_of of, int v)

@@ -201,9 +201,9 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		st = device_create(be, rc, host_budget_of(rc), &d);
 	if (st == DAO_OK) {
 		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out, &c);
-		if (st != DAO_OK)
+		if (st != DAO_OK) {
 			device_destroy(d);
-		else if (!(rc->flags & DAO_CONFIG_PRIVATE)) {
+		} else if (!(rc->flags & DAO_CONFIG_PRIVATE)) {
 			d->shared_next = shared_devs;
 			shared_devs = d;
 		}
