@@ -298,6 +298,8 @@ typedef struct dao_info {
 
 DAO_API dao_status dao_info_get(dao_ctx ctx, dao_info *out);
 
+/* The name DAO_BACKEND / DAO_POLICY take for a value: "default" for 0,
+ * "unknown" past the last; both enums are numbered from 1 without a gap. */
 DAO_API const char *dao_backend_name(dao_backend_kind kind);
 DAO_API const char *dao_policy_name(dao_policy policy);
 

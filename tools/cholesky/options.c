@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kinds/kinds.h"
 #include "options.h"
 
 /* Beyond this the reference copies alone need terabytes. */
@@ -15,6 +16,11 @@
 
 static void usage(FILE *f)
 {
+	char backends[256], policies[256];
+
+	kinds_list(backends, sizeof(backends), KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, " | ",
+		   " | ");
+	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, " | ", " | ");
 	fprintf(f,
 		"usage: dao-cholesky --n N --tile T [--budget B] [options]\n"
 		"\n"
@@ -34,14 +40,14 @@ static void usage(FILE *f)
 		"                 that what a process pays once (CUDA module loading,\n"
 		"                 library handles, thread start) falls on no timed run\n"
 		"  --json         print one JSON object instead of text\n"
-		"  --backend B    host | cuda-explicit | cuda-managed (default DAO_BACKEND,\n"
+		"  --backend B    %s (default DAO_BACKEND,\n"
 		"                 else host); on CUDA\n"
 		"                 the tile kernels are cuSOLVER's and cuBLAS's;\n"
 		"                 or uvm: no libdao, the tiles in cudaMallocManaged memory\n"
 		"                 with no hints, the card shrunk to the budget by a\n"
 		"                 cudaMalloc ballast (needs a size or percentage --budget;\n"
 		"                 no --policy, --lookahead; bytes moved are not known)\n"
-		"  --policy P     dao | belady | lru | fifo (default: libdao's, DAO_POLICY)\n"
+		"  --policy P     %s (default: libdao's, DAO_POLICY)\n"
 		"  --lookahead W  kernels libdao may see ahead (default: libdao's)\n"
 		"  --seed S       seed of the random matrix (default 1)\n"
 		"  --threads K    OpenBLAS threads inside one tile kernel (default 1)\n"
@@ -49,7 +55,8 @@ static void usage(FILE *f)
 		"Exit status: 0 correct; 1 libdao or the system failed; 2 bad option, bad\n"
 		"DAO_* variable, or a budget too small for the tiles of one kernel; 3 residual\n"
 		"check failed or the budgeted and unlimited factors differ; 77 --backend uvm\n"
-		"without a usable CUDA device (or built without CUDA).\n");
+		"without a usable CUDA device (or built without CUDA).\n",
+		backends, policies);
 }
 
 /* Strict unsigned decimal: digits only, no sign, no overflow, within [lo, hi]. */
@@ -110,9 +117,8 @@ static int parse_budget(const char *text, struct chol_options *o)
 
 static int parse_backend(const char *text, struct chol_options *o)
 {
-	static const dao_backend_kind all[] = { DAO_BACKEND_HOST, DAO_BACKEND_CUDA_EXPLICIT,
-						DAO_BACKEND_CUDA_MANAGED };
 	dao_backend_kind *out = &o->backend;
+	int kind;
 
 	o->uvm = strcmp(text, "uvm") == 0;
 	if (o->uvm) {
@@ -121,33 +127,23 @@ static int parse_backend(const char *text, struct chol_options *o)
 		*out = DAO_BACKEND_CUDA_MANAGED;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (strcmp(text, dao_backend_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	}
-	fprintf(stderr,
-		"dao-cholesky: --backend: unknown backend '%s' (host, cuda-explicit, "
-		"cuda-managed, uvm)\n",
-		text);
-	return -1;
+	kind = kinds_parse(KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, text,
+			   "dao-cholesky: --backend", "uvm");
+	if (!kind)
+		return -1;
+	*out = (dao_backend_kind)kind;
+	return 0;
 }
 
 static int parse_policy(const char *text, dao_policy *out)
 {
-	static const dao_policy all[] = { DAO_POLICY_DAO, DAO_POLICY_BELADY, DAO_POLICY_LRU,
-					  DAO_POLICY_FIFO };
+	int policy = kinds_parse(KINDS_POLICY, KINDS_FIRST_POLICY, text, "dao-cholesky: --policy",
+				 NULL);
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (strcmp(text, dao_policy_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	}
-	fprintf(stderr, "dao-cholesky: --policy: unknown policy '%s' (dao, belady, lru, fifo)\n",
-		text);
-	return -1;
+	if (!policy)
+		return -1;
+	*out = (dao_policy)policy;
+	return 0;
 }
 
 int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help)

@@ -30,7 +30,7 @@ struct chol_options {
 	bool compare;
 	bool warm_up; /* an untimed small factorization first (main.c) */
 	bool json;
-	dao_backend_kind backend; /* host (default), cuda-managed or cuda-explicit */
+	dao_backend_kind backend; /* any of libdao's but auto; host by default */
 	bool uvm; /* --backend uvm: plain managed memory, no libdao (uvm.h) */
 	dao_policy policy;  /* DAO_POLICY_DEFAULT: libdao's choice */
 	uint32_t lookahead; /* 0: libdao's choice */

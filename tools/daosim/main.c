@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kinds/kinds.h"
 #include "lp_bound.h"
 #include "profile.h"
 #include "replay.h"
@@ -21,8 +22,8 @@
 struct options {
 	uint64_t budget_bytes; /* 0 when given as a percentage */
 	double budget_percent; /* of peak live bytes; < 0 when given in bytes */
-	dao_policy policies[DAOSIM_POLICIES];
-	int npolicies;
+	dao_policy policy;    /* the one replayed, unless all_policies */
+	int all_policies;     /* --policy all: every policy libdao has */
 	uint32_t lookahead;
 	struct dao_sim_model model;
 	int json;
@@ -32,12 +33,15 @@ struct options {
 
 static void usage(FILE *f)
 {
-	fputs("usage: daosim [--budget BYTES|PCT%] [--policy dao|belady|lru|fifo|all]\n"
-	      "              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
+	char policies[256];
+
+	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, "|", "|");
+	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s|all]\n", policies);
+	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
 	      "              [--time-bound-limit SECONDS] TRACE...\n"
 	      "  --budget     device budget: bytes (K/M/G/T suffixes) or a percentage of\n"
 	      "               the trace's peak live bytes (default 50%)\n"
-	      "  --policy     eviction policy to replay, or all four (default DAO_POLICY,\n"
+	      "  --policy     eviction policy to replay, or all of them (default DAO_POLICY,\n"
 	      "               else dao)\n"
 	      "  --lookahead  kernels the job runs ahead of the device (default\n"
 	      "               DAO_LOOKAHEAD, else 65536: the whole trace is known, as by an\n"
@@ -79,21 +83,16 @@ static int parse_budget(const char *s, struct options *o)
 
 static int parse_policy(const char *s, struct options *o)
 {
-	static const struct {
-		const char *name;
-		dao_policy p;
-	} names[] = { { "dao", DAO_POLICY_DAO },
-		      { "belady", DAO_POLICY_BELADY },
-		      { "lru", DAO_POLICY_LRU },
-		      { "fifo", DAO_POLICY_FIFO } };
+	int policy = kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, s);
+	char names[256];
 
-	o->npolicies = 0;
-	for (size_t i = 0; i < 4; i++) {
-		if (strcmp(s, "all") == 0 || strcmp(s, names[i].name) == 0)
-			o->policies[o->npolicies++] = names[i].p;
-	}
-	if (o->npolicies == 0) {
-		fprintf(stderr, "daosim: --policy %s: expected dao, belady, lru, fifo or all\n", s);
+	o->all_policies = strcmp(s, "all") == 0;
+	if (policy) {
+		o->policy = (dao_policy)policy;
+	} else if (!o->all_policies) {
+		fprintf(stderr, "daosim: --policy %s: expected %s or all\n", s,
+			kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY, ", ",
+				   ", "));
 		return -1;
 	}
 	return 0;
@@ -139,11 +138,14 @@ static int parse_lookahead(const char *what, const char *s, struct options *o)
 static int env_defaults(struct options *o)
 {
 	const char *v = getenv("DAO_POLICY");
+	char names[256];
 
 	if (v && *v) {
-		if (!strcmp(v, "all") || parse_policy(v, o)) {
-			fprintf(stderr, "daosim: DAO_POLICY=%s: expected dao, belady, lru or fifo\n",
-				v);
+		o->policy = (dao_policy)kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, v);
+		if (!o->policy) {
+			fprintf(stderr, "daosim: DAO_POLICY=%s: expected %s\n", v,
+				kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY,
+					   ", ", " or "));
 			return -1;
 		}
 	}
@@ -170,8 +172,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->budget_percent = 50;
-	o->policies[0] = DAO_POLICY_DAO;
-	o->npolicies = 1;
+	o->policy = DAO_POLICY_DAO;
 	dao_sim_model_preset("h100", &o->model);
 	o->lookahead = 65536; /* DAO_MAX_LOOKAHEAD: the whole trace */
 	if (env_defaults(o))
@@ -242,6 +243,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	struct trace_profile p;
 	char err[512];
 	dao_status st;
+	int n;
 
 	memset(tr, 0, sizeof(*tr));
 	tr->path = path;
@@ -309,15 +311,23 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 			tr->ti_bound_ns = tb.ns;
 		}
 	}
-	for (int i = 0; i < o->npolicies; i++) {
+	n = o->all_policies ? kinds_count(KINDS_POLICY, KINDS_FIRST_POLICY) : 1;
+	tr->runs = calloc((size_t)n, sizeof(*tr->runs));
+	if (!tr->runs) {
+		fprintf(stderr, "daosim: %s: out of memory\n", path);
+		goto fail;
+	}
+	for (int i = 0; i < n; i++) {
 		struct policy_run *pr = &tr->runs[tr->nruns++];
+		dao_policy policy = o->all_policies ? (dao_policy)(KINDS_FIRST_POLICY + i)
+						    : o->policy;
 		struct replay_opts ro = {
-			.policy = o->policies[i],
+			.policy = policy,
 			.lookahead = o->lookahead,
 			.budget = tr->budget_bytes,
 		};
 
-		pr->policy = o->policies[i];
+		pr->policy = policy;
 		pr->status = replay_sim(t, &p, &ro, &o->model, o->plot != NULL, &pr->r);
 		if (pr->status)
 			fprintf(stderr, "daosim: %s: policy %s: %s\n", path,
@@ -363,9 +373,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "daosim: %s: %s\n", o.plot, strerror(errno));
 		failed = 1;
 	}
-	for (int i = 0; i < ntr; i++)
+	for (int i = 0; i < ntr; i++) {
 		for (int j = 0; j < trs[i].nruns; j++)
 			replay_result_free(&trs[i].runs[j].r);
+		free(trs[i].runs);
+	}
 	free(trs);
 	return failed ? 1 : 0;
 }

@@ -11,8 +11,6 @@
 #include "replay.h"
 #include "dao_sim.h"
 
-#define DAOSIM_POLICIES 4
-
 struct policy_run {
 	dao_policy policy;
 	dao_status status; /* DAO_OK or why the replay failed (err) */
@@ -35,7 +33,7 @@ struct trace_report {
 	int ti_solved;        /* the time-indexed LP was solved (else not asked or too slow) */
 	uint64_t ti_bound_ns; /* its optimum (time_bound.h) */
 	uint64_t cut_bound_ns; /* the segment-cut bound (segment_cut.h) */
-	struct policy_run runs[DAOSIM_POLICIES];
+	struct policy_run *runs; /* nruns of them */
 	int nruns;
 };
 

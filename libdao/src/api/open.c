@@ -21,13 +21,31 @@
 #include "core/handles.h"
 #include "dao_sim.h"
 
-static struct device *shared_dev[DAO_BACKEND_CUDA_EXPLICIT + 1];
+/* The devices that contexts not private share, one per backend kind at
+ * most (decision 11), linked through shared_next. Registry lock. */
+static struct device *shared_devs;
+
+static struct device *shared_device(dao_backend_kind kind)
+{
+	for (struct device *d = shared_devs; d; d = d->shared_next)
+		if (d->kind == kind)
+			return d;
+	return NULL;
+}
+
+static void shared_forget(struct device *d)
+{
+	for (struct device **p = &shared_devs; *p; p = &(*p)->shared_next)
+		if (*p == d) {
+			*p = d->shared_next;
+			return;
+		}
+}
 
 /* The host budget: explicit, or a share of physical memory. */
 static uint64_t host_budget_of(const struct resolved_config *rc)
 {
-	return rc->host_budget ? rc->host_budget
-			       : config_percent_of(dao_host_memory_bytes(), rc->host_budget_percent);
+	return dao_budget_bytes(rc->host_budget, rc->host_budget_percent, dao_host_memory_bytes());
 }
 
 /* auto: cuda-explicit when a CUDA device is usable, else host; said once
@@ -51,9 +69,10 @@ static dao_status backend_open(const struct resolved_config *rc, struct dao_back
 {
 	const struct dao_backend_entry *e = dao_backend_entry(rc->backend);
 
-	if (!e)
-		return DAO_ERR_CONFIG; /* config_resolve lets no other kind through */
-	return e->create(rc->device_budget, rc->device_budget_percent, out);
+	/* config_resolve lets no other kind through, and auto is resolved */
+	if (!e || !e->create)
+		return DAO_ERR_CONFIG;
+	return e->create(e, rc->device_budget, rc->device_budget_percent, out);
 }
 
 static dao_status ctx_create(struct device *d, const struct resolved_config *rc,
@@ -130,10 +149,8 @@ static void open_prime(struct ctx *c)
 static const char *shared_conflict(const struct device *d, const struct resolved_config *rc)
 {
 	if (rc->budget_explicit) {
-		uint64_t want = rc->device_budget
-					? rc->device_budget
-					: config_percent_of(d->be->device_memory,
-							    rc->device_budget_percent);
+		uint64_t want = dao_budget_bytes(rc->device_budget, rc->device_budget_percent,
+						 d->be->device_memory);
 
 		if (dao_budget_round(want, d->be->align) != d->budget)
 			return "device budget";
@@ -157,14 +174,12 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 	struct device *d;
 	struct ctx *c;
 	dao_status st;
-	dao_backend_kind slot;
 	const char *differs;
 
 	registry_lock();
 	if (rc->backend == DAO_BACKEND_AUTO)
 		rc->backend = auto_backend();
-	slot = rc->backend;
-	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
+	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_device(rc->backend))) {
 		differs = shared_conflict(d, rc);
 		if (differs) {
 			registry_unlock();
@@ -186,10 +201,12 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		st = device_create(be, rc, host_budget_of(rc), &d);
 	if (st == DAO_OK) {
 		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out, &c);
-		if (st != DAO_OK)
+		if (st != DAO_OK) {
 			device_destroy(d);
-		else if (!(rc->flags & DAO_CONFIG_PRIVATE))
-			shared_dev[slot] = d;
+		} else if (!(rc->flags & DAO_CONFIG_PRIVATE)) {
+			d->shared_next = shared_devs;
+			shared_devs = d;
+		}
 	}
 	registry_unlock();
 	if (st == DAO_OK) {
@@ -307,9 +324,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 
 	registry_lock();
 	if (--d->nctx == 0) {
-		for (int k = 0; k <= DAO_BACKEND_CUDA_EXPLICIT; k++)
-			if (shared_dev[k] == d)
-				shared_dev[k] = NULL;
+		shared_forget(d);
 	} else {
 		d = NULL;
 	}

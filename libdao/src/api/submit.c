@@ -191,7 +191,7 @@ dao_status dao_info_get(dao_ctx h, dao_info *out)
 		.device_budget = d->budget,
 		.host_budget = d->host_budget,
 		.device_memory = d->be->device_memory,
-		.backend_name = d->be->ops->name,
+		.backend_name = dao_backend_name_of(d->be),
 		.policy_name = dao_policy_name(d->policy),
 	};
 	api_leave(c);

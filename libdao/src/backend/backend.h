@@ -43,6 +43,8 @@ enum dao_vacate {
 };
 
 struct dao_backend_ops {
+	/* NULL for a backend of the table (backends.c), which names it; a
+	 * backend built by hand names itself here (dao_backend_name_of). */
 	const char *name;
 	/* The pointer a kernel gets for byte view_off of a buffer placed at
 	 * arena offset dev_off, whose host copy starts at host: the device
@@ -157,6 +159,20 @@ static inline uint64_t dao_budget_round(uint64_t bytes, uint64_t align)
 {
 	return bytes & ~(align - 1);
 }
+
+/* The bytes a budget comes to: `bytes` when given, else `percent` of a
+ * memory of `total` bytes (the device's, or the host's physical memory).
+ * The one place a percentage becomes bytes: the backends size their arenas
+ * with it, and dao_open a second context's request on a shared device. */
+static inline uint64_t dao_budget_bytes(uint64_t bytes, uint32_t percent, uint64_t total)
+{
+	return bytes ? bytes : (uint64_t)((unsigned __int128)total * percent / 100);
+}
+
+/* What be is called (dao_info, daoctl, the summary): its row's name in the
+ * table of backends (backends.c); a backend built by hand outside it (the
+ * simulator, the tests' models) names itself in its ops. */
+const char *dao_backend_name_of(const struct dao_backend *be);
 
 /* Constructors. Each returns a backend whose arena spans `budget` bytes,
  * rounded by dao_budget_round(). */

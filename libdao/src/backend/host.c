@@ -261,7 +261,6 @@ static void host_destroy(struct dao_backend *be)
 }
 
 static const struct dao_backend_ops host_ops = {
-	.name = "host",
 	.kernel_ptr = host_kernel_ptr,
 	.host_alloc = host_alloc,
 	.host_free = host_free,

@@ -28,10 +28,12 @@
  *             daoctl, dao_publish.h), summary.c (DAO_SUMMARY: the figures
  *             as one line at close)
  *     |
- *   policy/   policy.c: one table per policy (victim key, prefetch horizon,
- *             clean-ahead)
+ *   policy/   policy.c: the table { id, name, ops } of the policies (the one
+ *             list of them and their names) and each one's ops (victim key,
+ *             prefetch horizon, clean-ahead)
  *   backend/  backend.h (what the executor asks of a device), backends.c
- *             (the table { kind, name, create }), memory_kind.c (separate
+ *             (the table { kind, name, create }: the one list of backends
+ *             and their names), memory_kind.c (separate
  *             and unified memory), host.c, pin.c (the dao.ko client), sim.c
  *             (libdao-sim.a only), cuda/cuda_backend.h, cuda/cuda_device.c
  *             (opening a CUDA device), cuda/cuda_engines.c (streams,
@@ -43,7 +45,7 @@
  *   trace/    trace_write.c with trace_writer.h (DAO_TRACE), trace_read.c
  *             (libdao-sim.a only)
  *     |
- *   base/     log.c, status.c (names of statuses, backends, policies),
+ *   base/     log.c, status.c (names of statuses),
  *             fence.h (engines and fences)
  */
 #ifndef DAO_CORE_H

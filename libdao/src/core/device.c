@@ -59,7 +59,7 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 	/* The policy times the window with them (core/horizon.c). */
 	if (!horizon_rates_valid(&be->rates)) {
 		dao_err("backend %s: its device rates are not all positive and finite",
-			be->ops->name ? be->ops->name : "(unnamed)");
+			dao_backend_name_of(be));
 		be->ops->destroy(be);
 		free(d);
 		return DAO_ERR_INVALID;

@@ -338,6 +338,7 @@ struct device {
 	bool shared;
 	uint32_t nctx;
 	uint32_t serial; /* registry bookkeeping */
+	struct device *shared_next; /* the next shared device (api/open.c) */
 
 	struct dev_queue q __attribute__((aligned(64))); /* queue.c, executor.c */
 	struct dev_inbox inbox;   /* inbox.c */

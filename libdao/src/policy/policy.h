@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * policy.h - what varies between the policies (dao, belady, lru, fifo): one
- * small table each (policy.c). The core's victim heaps and residency read
- * the device's table; nothing outside policy/ tests a DAO_POLICY_* value.
+ * policy.h - the policies, behind one table (policy.c): { id, name, ops },
+ * one row per dao_policy but DEFAULT. It is the one list of their names:
+ * dao_policy_name, DAO_POLICY and every tool's and the Slurm plugin's list
+ * come from it (tools/kinds). What varies between the policies is each
+ * one's ops, a small table the row points at. The core's victim heaps and
+ * residency read the device's ops; nothing outside policy/ tests a
+ * DAO_POLICY_* value.
  *
  * The tables are data, not functions: the core reads a field where it used
  * to test the policy, so the per-kernel path costs what it did.
@@ -23,7 +27,6 @@ enum policy_key {
 };
 
 struct dao_policy_ops {
-	dao_policy id;
 	/* victim key */
 	enum policy_key victim_key;
 	/* prefetch horizon: the fetches of kernels that are due in modeled
@@ -39,7 +42,17 @@ struct dao_policy_ops {
 	bool clean_ahead;
 };
 
-/* The table of a policy, NULL for a value outside the enum or DEFAULT. */
+struct dao_policy_entry {
+	dao_policy id;
+	const char *name;
+	const struct dao_policy_ops *ops;
+};
+
+/* The row of p, NULL for DEFAULT or a value no row has. */
+const struct dao_policy_entry *policy_entry(dao_policy p);
+/* The row named name, NULL when none is. */
+const struct dao_policy_entry *policy_named(const char *name);
+/* The ops of p, NULL for DEFAULT or a value no row has. */
 const struct dao_policy_ops *policy_ops(dao_policy p);
 /* What DAO_POLICY_DEFAULT resolves to. */
 dao_policy policy_default(void);

@@ -28,10 +28,9 @@ bool dao_cuda_usable(void)
 	return probe_err == cudaSuccess && probe_count > 0;
 }
 
-dao_status dao_backend_cuda_create(dao_backend_kind kind, uint64_t budget, uint32_t percent,
-				   struct dao_backend **out)
+dao_status dao_backend_cuda_create(dao_backend_kind kind, const char *name, uint64_t budget,
+				   uint32_t percent, struct dao_backend **out)
 {
-	const char *name = dao_backend_name(kind);
 	uint64_t free_bytes, total;
 	int device = 0;
 
@@ -51,8 +50,7 @@ dao_status dao_backend_cuda_create(dao_backend_kind kind, uint64_t budget, uint3
 		dao_err("backend %s: CUDA device %d is not usable", name, device);
 		return DAO_ERR_BACKEND;
 	}
-	if (!budget)
-		budget = (uint64_t)((unsigned __int128)total * percent / 100);
+	budget = dao_budget_bytes(budget, percent, total);
 	/* Budget beyond what is free would leave the overflow to the driver
 	 * (managed) or fail the pool (explicit): say so now. */
 	if (budget > free_bytes) {

@@ -180,7 +180,6 @@ static void cx_destroy(struct dao_backend *be)
 }
 
 static const struct dao_backend_ops cx_ops = {
-	.name = "cuda-explicit",
 	.kernel_ptr = cx_kernel_ptr,
 	.host_alloc = cx_host_alloc,
 	.host_free = cx_host_free,

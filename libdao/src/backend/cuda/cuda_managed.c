@@ -178,7 +178,6 @@ static void cm_destroy(struct dao_backend *be)
 }
 
 static const struct dao_backend_ops cm_ops = {
-	.name = "cuda-managed",
 	.kernel_ptr = cm_kernel_ptr,
 	.host_alloc = cm_host_alloc,
 	.host_free = cm_host_free,
