@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "json_string.h"
 #include "profile.h"
 #include "report.h"
 
@@ -122,22 +123,6 @@ void report_text(FILE *f, const struct dao_sim_model *m, const struct trace_repo
 		print_ratio(f, ratio(pr->r.sim.end_ns, largest_bound_ns(tr)));
 		fputc('\n', f);
 	}
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 static void json_ratio(FILE *f, const char *key, double r)
