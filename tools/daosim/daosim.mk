@@ -5,7 +5,7 @@
 # Everything but main.c also goes into a per-variant libdaosim.a that the
 # unit tests link (GLPK and CLP stay out of libdao.so).
 
-DAOSIM_SRCS := $(sort $(wildcard tools/daosim/*.c))
+DAOSIM_SRCS := $(sort $(wildcard tools/daosim/*.c tools/daosim/bounds/*.c))
 DAOSIM_LIB_SRCS := $(filter-out tools/daosim/main.c,$(DAOSIM_SRCS))
 DAOSIM_BIN  := $(BUILD)/bin/daosim
 DAOSIM_LIBS := -lClp -lCoinUtils -lglpk -lm

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_bound.h"
+#include "bounds/lp_bound.h"
 #include "profile.h"
 #include "replay.h"
-#include "segment_cut.h"
-#include "time_bound.h"
+#include "bounds/segment_cut.h"
+#include "bounds/time_bound.h"
 #include "report.h"
 
 struct options {

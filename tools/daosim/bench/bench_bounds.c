@@ -20,10 +20,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "lp_bound.h"
+#include "bounds/lp_bound.h"
 #include "profile.h"
 #include "report.h"
-#include "time_bound.h"
+#include "bounds/time_bound.h"
 
 static double now(void)
 {

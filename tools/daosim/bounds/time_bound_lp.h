@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "profile.h"
+#include "../profile.h"
 
 /* The LP in triplets, then handed to CLP column by column. */
 struct lp {
