@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bound.h"
 #include "lp_bound.h"
 #include "segment_cut.h"
 
@@ -315,3 +316,25 @@ out:
 	free(prefix);
 	return st;
 }
+
+static dao_status cut(const struct bound_input *in, uint64_t *value, char *err, size_t errlen)
+{
+	struct segment_cut sc;
+	dao_status st = segment_cut_bound(in->trace, in->profile, in->model, in->budget, &sc, err,
+					  errlen);
+
+	if (!st)
+		*value = sc.ns;
+	return st;
+}
+
+const struct bound bound_segment_cut = {
+	.name = "segment-cut bound",
+	.of = BOUND_TIME_NS,
+	.side = BOUND_LOWER,
+	.solve = cut,
+	.json = "segment_cut_bound_ns",
+	.json_ratio = "time_ratio_to_segment_cut",
+	.text_line = "",
+	.column = "time/cut",
+};

@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "lp_bound.h"
 #include "time_bound.h"
 #include "time_bound_lp.h"
@@ -897,3 +898,29 @@ int time_bound_keep_heap(void)
 	ok &= mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	return ok ? 0 : -1;
 }
+
+static dao_status time_indexed(const struct bound_input *in, uint64_t *value, char *err,
+			       size_t errlen)
+{
+	struct time_bound tb;
+	dao_status st = time_bound_solve(in->profile, in->model, in->budget, in->cpu_limit_s, &tb,
+					 err, errlen);
+
+	if (!st)
+		*value = tb.ns;
+	return st;
+}
+
+const struct bound bound_time_indexed = {
+	.name = "time-indexed bound",
+	.of = BOUND_TIME_NS,
+	.side = BOUND_LOWER,
+	.solve = time_indexed,
+	.json = "time_indexed_bound_ns",
+	.json_ratio = "time_ratio_to_time_indexed_bound",
+	.text_line = "",
+	.limit_option = "time-bound-limit",
+	.limit_default_s = 10,
+	.limit_help = "CPU seconds the time-indexed LP may take",
+	.prepare = time_bound_keep_heap,
+};
