@@ -32,18 +32,106 @@ static int silence(void *info, const char *msg)
 	return 1; /* GLPK prints nothing; daosim reports on its own */
 }
 
+/* The flow network's entries (ia, ja, ar from 1, as GLPK wants them). */
+struct entries {
+	int *ia, *ja;
+	double *ar;
+	size_t nnz;
+};
+
+static void entry(struct entries *e, size_t row, size_t col, double v)
+{
+	e->nnz++;
+	e->ia[e->nnz] = (int)row;
+	e->ja[e->nnz] = (int)col;
+	e->ar[e->nnz] = v;
+}
+
+/* Rows 2t + 1 = in_t, 2t + 2 = out_t; columns from 1: y_t (T), u_t
+ * (T - 1), then z_j per interval of the direction. */
+static void flow(glp_prob *lp, const struct trace_profile *p, uint64_t budget,
+		 enum lp_direction dir, double scale, struct entries *e)
+{
+	size_t T = p->nkernels, col = 1;
+
+	for (size_t t = 0; t < T; t++) {
+		glp_set_row_bnds(lp, (int)(2 * t + 1), GLP_FX, 0.0, 0.0);
+		glp_set_row_bnds(lp, (int)(2 * t + 2), GLP_FX, 0.0, 0.0);
+	}
+	for (size_t t = 0; t < T; t++, col++) {
+		/* y_t: in_t -> out_t; GLPK wants GLP_FX, not an empty GLP_DB */
+		double cap = (double)(budget - p->kernel_bytes[t]) / scale;
+
+		glp_set_col_bnds(lp, (int)col, cap > 0 ? GLP_DB : GLP_FX, 0.0, cap);
+		entry(e, 2 * t + 1, col, -1.0);
+		entry(e, 2 * t + 2, col, 1.0);
+	}
+	for (size_t t = 0; t + 1 < T; t++, col++) {
+		/* u_t: out_t -> in_(t+1) */
+		glp_set_col_bnds(lp, (int)col, GLP_LO, 0.0, 0.0);
+		entry(e, 2 * t + 2, col, -1.0);
+		entry(e, 2 * (t + 1) + 1, col, 1.0);
+	}
+	for (size_t j = 0; j < p->nintervals; j++) {
+		const struct reuse_interval *iv = &p->intervals[j];
+		double b = (double)iv->bytes / scale;
+		int out_s = (int)(2 * iv->start + 2), in_e = (int)(2 * iv->end + 1);
+
+		if (dir == LP_D2H && !iv->dirty)
+			continue;
+		/* z_j: out_s -> in_e, cost 1 per byte (the objective is in scaled
+		 * bytes, converted back below) */
+		glp_set_col_bnds(lp, (int)col, GLP_DB, 0.0, b);
+		glp_set_obj_coef(lp, (int)col, 1.0);
+		entry(e, (size_t)out_s, col, -1.0);
+		entry(e, (size_t)in_e, col, 1.0);
+		/* supply b at out_s, demand b at in_e */
+		glp_set_row_bnds(lp, out_s, GLP_FX, glp_get_row_lb(lp, out_s) - b,
+				 glp_get_row_lb(lp, out_s) - b);
+		glp_set_row_bnds(lp, in_e, GLP_FX, glp_get_row_lb(lp, in_e) + b,
+				 glp_get_row_lb(lp, in_e) + b);
+		col++;
+	}
+}
+
+/* GLPK's primal simplex on lp; its optimum in scaled bytes. */
+static dao_status simplex(glp_prob *lp, double max_seconds, double *obj, char *err,
+			  size_t errlen)
+{
+	glp_smcp parm;
+	int ret, status;
+
+	glp_init_smcp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.presolve = GLP_ON;
+	if (max_seconds > 0)
+		parm.tm_lim = max_seconds * 1000 < INT_MAX ? (int)(max_seconds * 1000) : INT_MAX;
+	ret = glp_simplex(lp, &parm);
+	if (ret == GLP_ETMLIM) {
+		if (err && errlen)
+			snprintf(err, errlen, "not solved within %g s (GLPK stopped)", max_seconds);
+		return DAO_ERR_RANGE;
+	}
+	status = glp_get_status(lp);
+	if (ret != 0 || status != GLP_OPT) {
+		if (err && errlen)
+			snprintf(err, errlen, "GLPK simplex failed (return %d, status %d)", ret,
+				 status);
+		return DAO_ERR_FAILED;
+	}
+	*obj = glp_get_obj_val(lp);
+	return DAO_OK;
+}
+
 dao_status lp_bound_bytes_glpk(const struct trace_profile *p, uint64_t budget, enum lp_direction dir,
 			       double max_seconds, uint64_t *bytes, char *err, size_t errlen)
 {
-	size_t T = p->nkernels, nint = 0, nnz = 0, col;
+	size_t T = p->nkernels, nint = 0, cap;
 	double scale = 1.0, obj;
 	uint64_t base = dir == LP_H2D ? p->compulsory_bytes : 0;
-	int *ia = NULL, *ja = NULL;
-	double *ar = NULL;
+	struct entries e = { 0 };
 	glp_prob *lp;
-	glp_smcp parm;
-	dao_status st = DAO_OK;
-	int ret, status;
+	dao_status st;
 
 	st = lp_check_budget(p, budget, err, errlen);
 	if (st)
@@ -64,94 +152,27 @@ dao_status lp_bound_bytes_glpk(const struct trace_profile *p, uint64_t budget, e
 	glp_term_hook(silence, NULL);
 	lp = glp_create_prob();
 	glp_set_obj_dir(lp, GLP_MIN);
-	/* Rows: 2t = in_t, 2t+1 = out_t (GLPK counts from 1). */
 	glp_add_rows(lp, (int)(2 * T));
-	for (size_t t = 0; t < T; t++) {
-		glp_set_row_bnds(lp, (int)(2 * t + 1), GLP_FX, 0.0, 0.0);
-		glp_set_row_bnds(lp, (int)(2 * t + 2), GLP_FX, 0.0, 0.0);
-	}
-	/* Columns: y_t (T), u_t (T - 1), z_j (nint). */
 	glp_add_cols(lp, (int)(2 * T - 1 + nint));
-	ia = malloc((4 * T + 2 * nint + 1) * sizeof(*ia));
-	ja = malloc((4 * T + 2 * nint + 1) * sizeof(*ja));
-	ar = malloc((4 * T + 2 * nint + 1) * sizeof(*ar));
-	if (!ia || !ja || !ar) {
-		st = DAO_ERR_NOMEM;
-		goto out;
+	cap = 4 * T + 2 * nint + 1;
+	e.ia = malloc(cap * sizeof(*e.ia));
+	e.ja = malloc(cap * sizeof(*e.ja));
+	e.ar = malloc(cap * sizeof(*e.ar));
+	st = e.ia && e.ja && e.ar ? DAO_OK : DAO_ERR_NOMEM;
+	if (!st) {
+		flow(lp, p, budget, dir, scale, &e);
+		glp_load_matrix(lp, (int)e.nnz, e.ia, e.ja, e.ar);
+		st = simplex(lp, max_seconds, &obj, err, errlen);
 	}
-#define ENTRY(row, c, v)                \
-	do {                            \
-		nnz++;                  \
-		ia[nnz] = (int)(row);   \
-		ja[nnz] = (int)(c);     \
-		ar[nnz] = (v);          \
-	} while (0)
-	col = 1;
-	for (size_t t = 0; t < T; t++, col++) {
-		/* y_t: in_t -> out_t; GLPK wants GLP_FX, not an empty GLP_DB */
-		double cap = (double)(budget - p->kernel_bytes[t]) / scale;
-
-		glp_set_col_bnds(lp, (int)col, cap > 0 ? GLP_DB : GLP_FX, 0.0, cap);
-		ENTRY(2 * t + 1, col, -1.0);
-		ENTRY(2 * t + 2, col, 1.0);
+	if (!st) {
+		obj *= scale;
+		/* The optimum is integral in bytes; round away solver noise. */
+		*bytes = base + (obj > 0 ? (uint64_t)llround(obj) : 0);
 	}
-	for (size_t t = 0; t + 1 < T; t++, col++) {
-		/* u_t: out_t -> in_(t+1) */
-		glp_set_col_bnds(lp, (int)col, GLP_LO, 0.0, 0.0);
-		ENTRY(2 * t + 2, col, -1.0);
-		ENTRY(2 * (t + 1) + 1, col, 1.0);
-	}
-	for (size_t j = 0; j < p->nintervals; j++) {
-		const struct reuse_interval *iv = &p->intervals[j];
-		double b = (double)iv->bytes / scale;
-
-		if (dir == LP_D2H && !iv->dirty)
-			continue;
-		/* z_j: out_s -> in_e, cost 1 per byte (the objective is in scaled
-		 * bytes, converted back below) */
-		glp_set_col_bnds(lp, (int)col, GLP_DB, 0.0, b);
-		glp_set_obj_coef(lp, (int)col, 1.0);
-		ENTRY(2 * iv->start + 2, col, -1.0);
-		ENTRY(2 * iv->end + 1, col, 1.0);
-		/* supply b at out_s, demand b at in_e */
-		glp_set_row_bnds(lp, (int)(2 * iv->start + 2), GLP_FX,
-				 glp_get_row_lb(lp, (int)(2 * iv->start + 2)) - b,
-				 glp_get_row_lb(lp, (int)(2 * iv->start + 2)) - b);
-		glp_set_row_bnds(lp, (int)(2 * iv->end + 1), GLP_FX,
-				 glp_get_row_lb(lp, (int)(2 * iv->end + 1)) + b,
-				 glp_get_row_lb(lp, (int)(2 * iv->end + 1)) + b);
-		col++;
-	}
-#undef ENTRY
-	glp_load_matrix(lp, (int)nnz, ia, ja, ar);
-	glp_init_smcp(&parm);
-	parm.msg_lev = GLP_MSG_OFF;
-	parm.presolve = GLP_ON;
-	if (max_seconds > 0)
-		parm.tm_lim = max_seconds * 1000 < INT_MAX ? (int)(max_seconds * 1000) : INT_MAX;
-	ret = glp_simplex(lp, &parm);
-	if (ret == GLP_ETMLIM) {
-		if (err && errlen)
-			snprintf(err, errlen, "not solved within %g s (GLPK stopped)", max_seconds);
-		st = DAO_ERR_RANGE;
-		goto out;
-	}
-	status = glp_get_status(lp);
-	if (ret != 0 || status != GLP_OPT) {
-		if (err && errlen)
-			snprintf(err, errlen, "GLPK simplex failed (return %d, status %d)", ret,
-				 status);
-		st = DAO_ERR_FAILED;
-		goto out;
-	}
-	obj = glp_get_obj_val(lp) * scale;
-	/* The optimum is integral in bytes; round away solver noise. */
-	*bytes = base + (obj > 0 ? (uint64_t)llround(obj) : 0);
-out:
 	glp_delete_prob(lp);
 	glp_term_hook(NULL, NULL);
-	free(ia);
-	free(ja);
-	free(ar);
+	free(e.ia);
+	free(e.ja);
+	free(e.ar);
 	return st;
 }
