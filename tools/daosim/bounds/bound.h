@@ -60,10 +60,11 @@ struct bound {
 	enum bound_side side;
 	/*
 	 * *value on DAO_OK: the bound in whole bytes or ns (the file says
-	 * how it rounds and why that stays a bound). DAO_ERR_RANGE (err says why) when
-	 * it stopped at in->cpu_limit_s: the row is left out (null in --json,
-	 * a note on stderr) and the run stands; any other error (err says
-	 * why) fails the trace. It changes nothing but *value and err.
+	 * how it rounds and why that stays a bound). DAO_ERR_RANGE (err
+	 * says why) when it stopped at in->cpu_limit_s: the row is left out
+	 * (null in --json, a note on stderr) and the run stands; any other
+	 * error (err says why) fails the trace. It changes nothing but
+	 * *value and err.
 	 */
 	dao_status (*solve)(const struct bound_input *in, uint64_t *value, char *err,
 			    size_t errlen);
@@ -83,7 +84,7 @@ struct bound {
 	 * line, --OPTION SECONDS (0..86400, 0 skips the row; limit_default_s
 	 * without it; limit_help in --help); a row without one is solved
 	 * without a limit, so it must be fast: O((kernels + intervals) log
-	 * kernels) or so, milliseconds at 50,000 kernels. */
+	 * kernels) or so, well under a second at 50,000 kernels. */
 	const char *limit_option;
 	double limit_default_s;
 	const char *limit_help;
