@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * report.c - daosim's table and --json document: the trace's figures,
+ * every row of the table of bounds (bounds/bound.h) in its order, and
+ * each policy's run with its figures over those rows.
+ */
 #include <math.h>
 #include <string.h>
 
 #include "json_string.h"
-#include "profile.h"
 #include "report.h"
 
 #define GIB 1073741824.0
