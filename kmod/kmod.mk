@@ -107,9 +107,9 @@ KTEST_GCOV := $(if $(filter --coverage,$(CFLAGS)),--coverage -DDAO_KTEST_GCOV)
 KTEST_DAOCTL := $(if $(DAOCTL_OBJS),$(KTEST_BIN)/daoctl)
 KTEST_PUBJOB := $(if $(wildcard tests/daoctl/pubjob.c),$(KTEST_BIN)/dao-pubjob)
 
-$(KTEST_BIN)/daoctl: $(DAOCTL_OBJS) $(LIBDAO_NOCUDA_A)
+$(KTEST_BIN)/daoctl: $(DAOCTL_OBJS) $(TOOLS_COMMON_A) $(LIBDAO_NOCUDA_A)
 	@mkdir -p $(@D)
-	$(CC) -static -pthread -o $@ $(DAOCTL_OBJS) $(LIBDAO_NOCUDA_A) $(KTEST_LIBS) $(KTEST_LDFLAGS)
+	$(CC) -static -pthread -o $@ $(DAOCTL_OBJS) $(TOOLS_COMMON_A) $(LIBDAO_NOCUDA_A) $(KTEST_LIBS) $(KTEST_LDFLAGS)
 
 $(KTEST_BIN)/dao-pubjob: tests/daoctl/pubjob.c $(LIBDAO_NOCUDA_A)
 	@mkdir -p $(@D)

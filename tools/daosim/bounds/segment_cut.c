@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bound.h"
 #include "lp_bound.h"
 #include "segment_cut.h"
 
@@ -217,101 +218,149 @@ static uint64_t round_ns(double v)
 	return x >= 1.8e19 ? UINT64_MAX / 4 : (uint64_t)x;
 }
 
+/* The dynamic program's data: the F and W spans, in the orders the
+ * sweep takes them in, and the two trees. */
+struct cut_dp {
+	size_t K, nf, nw;
+	struct span *fv, *wv;
+	size_t *f_at, *w_in, *w_out; /* fv by from, wv by from, wv by to */
+	uint64_t *wbytes;            /* per kernel: its w operands' bytes */
+	double *prefix;              /* prefix sums of the kernel times */
+	struct maxtree tf, tw;
+};
+
+static void dp_free(struct cut_dp *d)
+{
+	tree_free(&d->tf);
+	tree_free(&d->tw);
+	free(d->fv);
+	free(d->wv);
+	free(d->f_at);
+	free(d->w_in);
+	free(d->w_out);
+	free(d->wbytes);
+	free(d->prefix);
+}
+
+static dao_status dp_init(struct cut_dp *d, const struct dao_trace *t,
+			  const struct trace_profile *p, const struct dao_sim_model *m)
+{
+	size_t K = d->K;
+	dao_status st;
+
+	d->wbytes = calloc(K, sizeof(*d->wbytes));
+	d->prefix = malloc((K + 1) * sizeof(*d->prefix));
+	if (!d->wbytes || !d->prefix || tree_init(&d->tf, K) || tree_init(&d->tw, K))
+		return DAO_ERR_NOMEM;
+	st = collect(t, &d->fv, &d->nf, &d->wv, &d->nw, d->wbytes);
+	if (st)
+		return st;
+	d->f_at = by_key(d->fv, d->nf, K + 1, 0);
+	d->w_in = by_key(d->wv, d->nw, K + 1, 0);
+	d->w_out = by_key(d->wv, d->nw, K + 1, 1);
+	if (!d->f_at || !d->w_in || !d->w_out)
+		return DAO_ERR_NOMEM;
+	d->prefix[0] = 0;
+	for (size_t k = 0; k < K; k++)
+		d->prefix[k + 1] = d->prefix[k] +
+				   (double)model_kernel_ns(m, p->kernel_flops[k], p->kernel_bytes[k]);
+	return DAO_OK;
+}
+
+/* best[K]: the cut points b = 1..K in turn, each segment's F and W terms
+ * entering the trees where they start to count and the W ones leaving
+ * where they stop. */
+static double dp_sweep(struct cut_dp *d, const struct trace_profile *p,
+		       const struct dao_sim_model *m, uint64_t budget)
+{
+	size_t K = d->K, fi = 0, wi = 0, wo = 0;
+	const double sh = 1e9 / m->h2d_bytes_per_s, sd = 1e9 / m->d2h_bytes_per_s;
+	const double M = (double)budget;
+	double best = 0, cmax = 0;
+
+	/* a = 0 is time 0: nothing is on the device then, so the first
+	 * segment fetches all it reads, with no room subtracted */
+	tree_set(&d->tf, 1, 0, K - 1, 0, 0, 0);
+	tree_set(&d->tw, 1, 0, K - 1, 0, 0, 0);
+	for (size_t b = 1; b <= K; b++) {
+		for (; fi < d->nf && d->fv[d->f_at[fi]].from == b; fi++) {
+			const struct span *s = &d->fv[d->f_at[fi]];
+
+			tree_add(&d->tf, 1, 0, K - 1, s->lo, s->hi, (double)s->bytes * sh);
+		}
+		for (; wi < d->nw && d->wv[d->w_in[wi]].from == b; wi++) {
+			const struct span *s = &d->wv[d->w_in[wi]];
+
+			tree_add(&d->tw, 1, 0, K - 1, s->lo, s->hi, (double)s->bytes * sd);
+		}
+		for (; wo < d->nw && d->wv[d->w_out[wo]].to + 1 == b; wo++) {
+			const struct span *s = &d->wv[d->w_out[wo]];
+
+			tree_add(&d->tw, 1, 0, K - 1, s->lo, s->hi, -(double)s->bytes * sd);
+		}
+		best = cmax + d->prefix[b];
+		best = max2(best, d->tf.max[1]);
+		if (b < K)
+			best = max2(best, d->tw.max[1] + ((double)p->kernel_bytes[b] - M) * sd);
+		if (b == K)
+			break;
+		tree_set(&d->tf, 1, 0, K - 1, b, best - (M - (double)d->wbytes[b]) * sh, 0);
+		tree_set(&d->tw, 1, 0, K - 1, b, best, 0);
+		cmax = max2(cmax, best - d->prefix[b]);
+	}
+	return best;
+}
+
 dao_status segment_cut_bound(const struct dao_trace *t, const struct trace_profile *p,
 			     const struct dao_sim_model *m, uint64_t budget, struct segment_cut *out,
 			     char *err, size_t errlen)
 {
-	size_t K = p->nkernels, nf = 0, nw = 0;
-	struct span *fv = NULL, *wv = NULL;
-	size_t *f_at = NULL, *w_in = NULL, *w_out = NULL;
-	uint64_t *wbytes = NULL;
-	double *prefix = NULL;
-	struct maxtree tf = { 0 }, tw = { 0 };
-	const double sh = 1e9 / m->h2d_bytes_per_s, sd = 1e9 / m->d2h_bytes_per_s;
-	const double M = (double)budget;
-	double best = 0, cmax = 0;
+	struct cut_dp d = { .K = p->nkernels };
+	double best;
 	dao_status st;
 
 	st = lp_check_budget(p, budget, err, errlen);
 	if (st)
 		return st;
-	if (K != t->nkernels) {
+	if (d.K != t->nkernels) {
 		if (err && errlen)
-			snprintf(err, errlen, "the profile has %zu kernels, the trace %zu", K,
+			snprintf(err, errlen, "the profile has %zu kernels, the trace %zu", d.K,
 				 t->nkernels);
 		return DAO_ERR_INVALID;
 	}
-	if (K == 0) {
+	if (d.K == 0) {
 		out->ns = 0;
 		out->exact_ns = 0;
 		return DAO_OK;
 	}
-	wbytes = calloc(K, sizeof(*wbytes));
-	prefix = malloc((K + 1) * sizeof(*prefix));
-	if (!wbytes || !prefix || tree_init(&tf, K) || tree_init(&tw, K)) {
-		st = DAO_ERR_NOMEM;
-		goto out;
+	st = dp_init(&d, t, p, m);
+	if (!st) {
+		best = dp_sweep(&d, p, m, budget);
+		out->exact_ns = best;
+		out->ns = round_ns(best);
 	}
-	st = collect(t, &fv, &nf, &wv, &nw, wbytes);
-	if (st)
-		goto out;
-	f_at = by_key(fv, nf, K + 1, 0);
-	w_in = by_key(wv, nw, K + 1, 0);
-	w_out = by_key(wv, nw, K + 1, 1);
-	if (!f_at || !w_in || !w_out) {
-		st = DAO_ERR_NOMEM;
-		goto out;
-	}
-	prefix[0] = 0;
-	for (size_t k = 0; k < K; k++)
-		prefix[k + 1] =
-			prefix[k] + (double)model_kernel_ns(m, p->kernel_flops[k], p->kernel_bytes[k]);
-
-	/* a = 0 is time 0: nothing is on the device then, so the first
-	 * segment fetches all it reads, with no room subtracted */
-	tree_set(&tf, 1, 0, K - 1, 0, 0, 0);
-	tree_set(&tw, 1, 0, K - 1, 0, 0, 0);
-	{
-		size_t fi = 0, wi = 0, wo = 0;
-
-		for (size_t b = 1; b <= K; b++) {
-			for (; fi < nf && fv[f_at[fi]].from == b; fi++) {
-				const struct span *s = &fv[f_at[fi]];
-
-				tree_add(&tf, 1, 0, K - 1, s->lo, s->hi, (double)s->bytes * sh);
-			}
-			for (; wi < nw && wv[w_in[wi]].from == b; wi++) {
-				const struct span *s = &wv[w_in[wi]];
-
-				tree_add(&tw, 1, 0, K - 1, s->lo, s->hi, (double)s->bytes * sd);
-			}
-			for (; wo < nw && wv[w_out[wo]].to + 1 == b; wo++) {
-				const struct span *s = &wv[w_out[wo]];
-
-				tree_add(&tw, 1, 0, K - 1, s->lo, s->hi, -(double)s->bytes * sd);
-			}
-			best = cmax + prefix[b];
-			best = max2(best, tf.max[1]);
-			if (b < K)
-				best = max2(best, tw.max[1] + ((double)p->kernel_bytes[b] - M) * sd);
-			if (b == K)
-				break;
-			tree_set(&tf, 1, 0, K - 1, b, best - (M - (double)wbytes[b]) * sh, 0);
-			tree_set(&tw, 1, 0, K - 1, b, best, 0);
-			cmax = max2(cmax, best - prefix[b]);
-		}
-	}
-	out->exact_ns = best;
-	out->ns = round_ns(best);
-out:
-	tree_free(&tf);
-	tree_free(&tw);
-	free(fv);
-	free(wv);
-	free(f_at);
-	free(w_in);
-	free(w_out);
-	free(wbytes);
-	free(prefix);
+	dp_free(&d);
 	return st;
 }
+
+static dao_status cut(const struct bound_input *in, uint64_t *value, char *err, size_t errlen)
+{
+	struct segment_cut sc;
+	dao_status st = segment_cut_bound(in->trace, in->profile, in->model, in->budget, &sc, err,
+					  errlen);
+
+	if (!st)
+		*value = sc.ns;
+	return st;
+}
+
+const struct bound bound_segment_cut = {
+	.name = "segment-cut bound",
+	.of = BOUND_TIME_NS,
+	.side = BOUND_LOWER,
+	.solve = cut,
+	.json = "segment_cut_bound_ns",
+	.json_ratio = "time_ratio_to_segment_cut",
+	.text_line = "",
+	.column = "time/cut",
+};

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bound.h"
 #include "lp_bound.h"
 
 /*
@@ -273,3 +274,33 @@ dao_status lp_bound_kept(const struct trace_profile *p, uint64_t budget, uint64_
 
 	return greedy(p, budget, LP_H2D, &bytes, kept, full, err, errlen);
 }
+
+static dao_status lp_h2d(const struct bound_input *in, uint64_t *value, char *err, size_t errlen)
+{
+	return lp_bound_bytes(in->profile, in->budget, LP_H2D, value, err, errlen);
+}
+
+static dao_status lp_d2h(const struct bound_input *in, uint64_t *value, char *err, size_t errlen)
+{
+	return lp_bound_bytes(in->profile, in->budget, LP_D2H, value, err, errlen);
+}
+
+const struct bound bound_lp_h2d = {
+	.name = "LP h2d",
+	.of = BOUND_H2D_BYTES,
+	.side = BOUND_LOWER,
+	.solve = lp_h2d,
+	.json = "lp_bound_h2d_bytes",
+	.json_ratio = "h2d_ratio_to_lp",
+	.column = "h2d/LP",
+};
+
+const struct bound bound_lp_d2h = {
+	.name = "LP d2h",
+	.of = BOUND_D2H_BYTES,
+	.side = BOUND_LOWER,
+	.solve = lp_d2h,
+	.json = "lp_bound_d2h_bytes",
+	.json_ratio = "d2h_ratio_to_lp",
+	.column = "d2h/LP",
+};

@@ -36,7 +36,7 @@
 enum { SIFT_MAX_ROUNDS = 20, SIFT_HINT_ROUNDS = 2 };
 
 struct sift {
-	struct lp *lp;
+	const struct lp *lp;
 	const struct layout *L;
 	const struct trace_profile *p;
 	size_t *rv_row;       /* per interval: its write-back row, SIZE_MAX if none */
@@ -159,132 +159,146 @@ static size_t price(struct sift *s, const double *y, double margin, size_t *stri
 	return taken;
 }
 
-int sift_solve(struct lp *lp, const struct layout *L, const struct trace_profile *p,
-	       const struct start *x0, int prove, double margin, double max_seconds,
-	       double *objval, double *xout, size_t *iters, size_t *priced_in, char *err,
-	       size_t errlen)
+/* s set up from x0: every interval the start drops any of in, the rest
+ * left out with their write-back rows; -1 when out of memory. */
+static int sift_init(struct sift *s, const struct start *x0)
 {
-	struct sift s = { .lp = lp, .L = L, .p = p };
+	const struct layout *L = s->L;
+	const struct trace_profile *p = s->p;
 	size_t n = p->nintervals;
-	struct lp rl = { 0 };
-	struct start rs = { 0 };
-	double *y = NULL, *rx = NULL, left;
-	unsigned char *rstat = NULL;
-	double t0 = cpu_s();
-	int rc = -1;
 
-	*iters = 0;
-	*priced_in = 0;
-	s.rv_row = malloc((n + 1) * sizeof(*s.rv_row));
-	s.in = malloc(n + 1);
-	s.col_to = malloc((L->ncols + 1) * sizeof(*s.col_to));
-	s.row_to = malloc((L->nrows + 1) * sizeof(*s.row_to));
-	s.cur.x = malloc(L->ncols * sizeof(*s.cur.x));
-	s.cur.stat = malloc(L->ncols + L->nrows);
-	if (!s.rv_row || !s.in || !s.col_to || !s.row_to || !s.cur.x || !s.cur.stat)
-		goto nomem;
-	memcpy(s.cur.x, x0->x, L->ncols * sizeof(*s.cur.x));
-	memcpy(s.cur.stat, x0->stat, L->ncols + L->nrows);
+	s->rv_row = malloc((n + 1) * sizeof(*s->rv_row));
+	s->in = malloc(n + 1);
+	s->col_to = malloc((L->ncols + 1) * sizeof(*s->col_to));
+	s->row_to = malloc((L->nrows + 1) * sizeof(*s->row_to));
+	s->cur.x = malloc(L->ncols * sizeof(*s->cur.x));
+	s->cur.stat = malloc(L->ncols + L->nrows);
+	if (!s->rv_row || !s->in || !s->col_to || !s->row_to || !s->cur.x || !s->cur.stat)
+		return -1;
+	memcpy(s->cur.x, x0->x, L->ncols * sizeof(*s->cur.x));
+	memcpy(s->cur.stat, x0->stat, L->ncols + L->nrows);
 	for (size_t j = 0, r = L->rV; j < n; j++) {
 		size_t c = L->cE_j + j;
 
-		s.rv_row[j] = p->intervals[j].version == SIZE_MAX ? SIZE_MAX : r++;
-		s.in[j] = s.cur.x[c] > 0 || CLP_STATUS(s.cur.stat[c]) != CLP_AT_LOWER;
+		s->rv_row[j] = p->intervals[j].version == SIZE_MAX ? SIZE_MAX : r++;
+		s->in[j] = s->cur.x[c] > 0 || CLP_STATUS(s->cur.stat[c]) != CLP_AT_LOWER;
 	}
 	/* A write-back row left out takes its basic variable with it: the
 	 * start pairs each version's wb with the row of its interval that
 	 * drops the most; when that interval is left out it drops nothing,
 	 * so neither does any of the version's, and wb is 0, at its bound. */
 	for (size_t j = 0; j < n; j++) {
-		size_t r = s.rv_row[j], wb;
+		size_t r = s->rv_row[j], wb;
 
-		if (s.in[j] || r == SIZE_MAX || CLP_STATUS(s.cur.stat[L->ncols + r]) == CLP_BASIC)
+		if (s->in[j] || r == SIZE_MAX || CLP_STATUS(s->cur.stat[L->ncols + r]) == CLP_BASIC)
 			continue;
 		wb = L->cWB + p->intervals[j].version;
-		s.cur.stat[L->ncols + r] = CLP_BASIC;
-		if (CLP_STATUS(s.cur.stat[wb]) == CLP_BASIC) {
-			s.cur.stat[wb] = CLP_AT_LOWER;
-			s.cur.x[wb] = 0.0;
+		s->cur.stat[L->ncols + r] = CLP_BASIC;
+		if (CLP_STATUS(s->cur.stat[wb]) == CLP_BASIC) {
+			s->cur.stat[wb] = CLP_AT_LOWER;
+			s->cur.x[wb] = 0.0;
 		}
 	}
+	return 0;
+}
+
+/* One round: the restricted LP solved from s->cur, its optimum back in
+ * s->cur (the rows left out with their slacks basic), the columns left
+ * out priced. 0 (*value, *strict: columns taken in that would lower the
+ * objective), or -1 with err set. */
+static int sift_round(struct sift *s, double t0, double max_seconds, double margin,
+		      double *value, size_t *strict, size_t *iters, size_t *priced_in, char *err,
+		      size_t errlen)
+{
+	const struct layout *L = s->L;
+	struct lp rl = { 0 };
+	struct start rs = { 0 };
+	double *rx = NULL, *y = NULL, left;
+	unsigned char *rstat = NULL;
+	size_t it;
+	int ret = restrict_lp(s, &rl, &rs);
+
+	if (ret == -2)
+		snprintf(err, errlen, "sifting: the restricted start is not a basis (a bug in daosim)");
+	if (ret)
+		goto out;
+	ret = -1;
+	rx = malloc(rl.ncols * sizeof(*rx));
+	rstat = malloc(rl.ncols + rl.nrows);
+	y = malloc(rl.nrows * sizeof(*y));
+	if (!rx || !rstat || !y || !time_left(t0, max_seconds, &left, err, errlen))
+		goto out;
+	ret = clp_solve(&rl, &rs, 0, left, value,
+			&(struct clp_result){ .x = rx, .stat = rstat, .row_price = y }, &it, err,
+			errlen);
+	*iters += it;
+	if (ret)
+		goto out;
+	for (size_t c = 0; c < L->ncols; c++) {
+		long k = s->col_to[c];
+
+		if (k >= 0) {
+			s->cur.x[c] = rx[k];
+			s->cur.stat[c] = rstat[k];
+		}
+	}
+	for (size_t r = 0; r < L->nrows; r++) {
+		long k = s->row_to[r];
+
+		s->cur.stat[L->ncols + r] = k >= 0 ? rstat[rl.ncols + k] : CLP_BASIC;
+	}
+	*priced_in += price(s, y, margin, strict);
+out:
+	if (ret == -1 && (!rx || !rstat || !y || rl.nomem))
+		snprintf(err, errlen, "out of memory");
+	lp_free(&rl);
+	start_free(&rs);
+	free(rx);
+	free(rstat);
+	free(y);
+	return ret ? -1 : 0;
+}
+
+int sift_solve(const struct ti_lp *t, const struct start *x0, const struct sift_opts *o,
+	       double *objval, double *xout, size_t *iters, size_t *priced_in, char *err,
+	       size_t errlen)
+{
+	struct sift s = { .lp = &t->lp, .L = &t->L, .p = t->p };
+	double t0 = cpu_s(), left;
+	int rc = -1;
+
+	*iters = 0;
+	*priced_in = 0;
+	if (sift_init(&s, x0)) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	for (int round = 0;; round++) {
-		size_t it, taken, strict;
+		size_t strict;
 		double value;
-		int ret = restrict_lp(&s, &rl, &rs);
 
-		if (ret == -1)
-			goto nomem;
-		if (ret == -2) {
-			snprintf(err, errlen,
-				 "sifting: the restricted start is not a basis (a bug in daosim)");
+		if (sift_round(&s, t0, o->max_seconds, o->margin, &value, &strict, iters, priced_in,
+			       err, errlen))
 			goto out;
-		}
-		rx = malloc(rl.ncols * sizeof(*rx));
-		rstat = malloc(rl.ncols + rl.nrows);
-		y = malloc(rl.nrows * sizeof(*y));
-		if (!rx || !rstat || !y)
-			goto nomem;
-		if (!time_left(t0, max_seconds, &left, err, errlen))
-			goto out;
-		ret = clp_solve(&rl, &rs, 0, left, &value,
-				&(struct clp_result){ .x = rx, .stat = rstat, .row_price = y }, &it,
-				err, errlen);
-		*iters += it;
-		if (ret)
-			goto out;
-		for (size_t c = 0; c < L->ncols; c++) {
-			long k = s.col_to[c];
-
-			if (k >= 0) {
-				s.cur.x[c] = rx[k];
-				s.cur.stat[c] = rstat[k];
-			}
-		}
-		for (size_t r = 0; r < L->nrows; r++) {
-			long k = s.row_to[r];
-
-			s.cur.stat[L->ncols + r] = k >= 0 ? rstat[rl.ncols + k] : CLP_BASIC;
-		}
-		taken = price(&s, y, margin, &strict);
-		*priced_in += taken;
-		lp_free(&rl);
-		start_free(&rs);
-		memset(&rl, 0, sizeof(rl));
-		memset(&rs, 0, sizeof(rs));
-		free(rx);
-		free(rstat);
-		free(y);
-		rx = y = NULL;
-		rstat = NULL;
-		if (!prove && (!strict || round + 1 >= SIFT_HINT_ROUNDS)) {
+		if (!o->prove && (!strict || round + 1 >= SIFT_HINT_ROUNDS)) {
 			/* a start for a finer LP: the restricted optimum */
 			*objval = value;
 			if (xout)
-				memcpy(xout, s.cur.x, L->ncols * sizeof(*xout));
+				memcpy(xout, s.cur.x, t->L.ncols * sizeof(*xout));
 			rc = 0;
 			goto out;
 		}
 		if (!strict || round + 1 >= SIFT_MAX_ROUNDS)
 			break;
 	}
-	if (!time_left(t0, max_seconds, &left, err, errlen))
-		goto out;
-	{
+	if (time_left(t0, o->max_seconds, &left, err, errlen)) {
 		size_t it;
 
-		rc = clp_solve(lp, &s.cur, 0, left, objval, &(struct clp_result){ .x = xout }, &it,
+		rc = clp_solve(s.lp, &s.cur, 0, left, objval, &(struct clp_result){ .x = xout }, &it,
 			       err, errlen);
 		*iters += it;
 	}
-	goto out;
-nomem:
-	snprintf(err, errlen, "out of memory");
 out:
-	lp_free(&rl);
-	start_free(&rs);
-	free(rx);
-	free(rstat);
-	free(y);
 	sift_free(&s);
 	return rc;
 }

@@ -15,7 +15,7 @@
 
 #include "dao_sim.h"
 #include "dao_trace.h"
-#include "profile.h"
+#include "../profile.h"
 
 struct segment_cut {
 	uint64_t ns;    /* the bound, rounded down to whole ns */

@@ -71,39 +71,77 @@ void start_free(struct start *s)
 	free(s->stat);
 }
 
-int clp_solve(struct lp *lp, const struct start *x0, int max_iters, double max_seconds,
+/* lp's triplets column by column (CLP's layout): start[c] .. start[c+1]
+ * index into index (rows) and value; -1 when out of memory. */
+static int by_column(const struct lp *lp, CoinBigIndex **start, int **index, double **value)
+{
+	CoinBigIndex *fill;
+
+	*start = calloc(lp->ncols + 1, sizeof(**start));
+	*index = malloc((lp->nnz + 1) * sizeof(**index));
+	*value = malloc((lp->nnz + 1) * sizeof(**value));
+	fill = malloc((lp->ncols + 1) * sizeof(*fill));
+	if (!*start || !*index || !*value || !fill) {
+		free(fill);
+		return -1;
+	}
+	for (size_t i = 0; i < lp->nnz; i++)
+		(*start)[lp->col[i] + 1]++;
+	for (size_t c = 0; c < lp->ncols; c++)
+		(*start)[c + 1] += (*start)[c];
+	memcpy(fill, *start, (lp->ncols + 1) * sizeof(*fill));
+	for (size_t i = 0; i < lp->nnz; i++) {
+		CoinBigIndex at = fill[lp->col[i]]++;
+
+		(*index)[at] = lp->row[i];
+		(*value)[at] = lp->val[i];
+	}
+	free(fill);
+	return 0;
+}
+
+/* What CLP's model hands back, as clp_solve says. */
+static int clp_result(Clp_Simplex *model, const struct lp *lp, int ret, int max_iters,
+		      double max_seconds, double *objval, const struct clp_result *res, char *err,
+		      size_t errlen)
+{
+	int status = Clp_status(model);
+
+	if (status == 3 && max_iters > 0 && Clp_hitMaximumIterations(model)) {
+		snprintf(err, errlen, "not solved within %d iterations (CLP stopped)", max_iters);
+		return -2;
+	}
+	if (status == 3) {
+		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
+		return -1;
+	}
+	if (status != 0) {
+		snprintf(err, errlen, "CLP did not reach an optimum (return %d, status %d)", ret,
+			 status);
+		return -1;
+	}
+	*objval = Clp_objectiveValue(model);
+	if (res && res->x)
+		memcpy(res->x, Clp_getColSolution(model), lp->ncols * sizeof(*res->x));
+	if (res && res->stat)
+		memcpy(res->stat, Clp_statusArray(model), lp->ncols + lp->nrows);
+	if (res && res->row_price)
+		memcpy(res->row_price, Clp_getRowPrice(model), lp->nrows * sizeof(*res->row_price));
+	return 0;
+}
+
+int clp_solve(const struct lp *lp, const struct start *x0, int max_iters, double max_seconds,
 	      double *objval, const struct clp_result *res, size_t *iters, char *err,
 	      size_t errlen)
 {
-	CoinBigIndex *start = calloc(lp->ncols + 1, sizeof(*start));
-	int *index = malloc((lp->nnz + 1) * sizeof(*index));
-	double *value = malloc((lp->nnz + 1) * sizeof(*value));
-	Clp_Simplex *model = NULL;
-	int rc = -1, ret, status;
+	CoinBigIndex *start = NULL;
+	int *index = NULL, rc = -1, ret;
+	double *value = NULL;
+	Clp_Simplex *model;
 
-	if (!start || !index || !value) {
+	if (by_column(lp, &start, &index, &value)) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
-	}
-	for (size_t i = 0; i < lp->nnz; i++)
-		start[lp->col[i] + 1]++;
-	for (size_t c = 0; c < lp->ncols; c++)
-		start[c + 1] += start[c];
-	{
-		CoinBigIndex *fill = malloc((lp->ncols + 1) * sizeof(*fill));
-
-		if (!fill) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		memcpy(fill, start, (lp->ncols + 1) * sizeof(*fill));
-		for (size_t i = 0; i < lp->nnz; i++) {
-			CoinBigIndex at = fill[lp->col[i]]++;
-
-			index[at] = lp->row[i];
-			value[at] = lp->val[i];
-		}
-		free(fill);
 	}
 	model = Clp_newModel();
 	Clp_setLogLevel(model, 0);
@@ -125,33 +163,10 @@ int clp_solve(struct lp *lp, const struct start *x0, int max_iters, double max_s
 		 * own start (the method before the warm start). */
 		ret = Clp_initialPrimalSolve(model);
 	}
-	status = Clp_status(model);
 	*iters = (size_t)Clp_numberIterations(model);
-	if (status == 3 && max_iters > 0 && Clp_hitMaximumIterations(model)) {
-		snprintf(err, errlen, "not solved within %d iterations (CLP stopped)", max_iters);
-		rc = -2;
-		goto out;
-	}
-	if (status == 3) {
-		snprintf(err, errlen, "not solved within %g s (CLP stopped)", max_seconds);
-		goto out;
-	}
-	if (status != 0) {
-		snprintf(err, errlen, "CLP did not reach an optimum (return %d, status %d)", ret,
-			 status);
-		goto out;
-	}
-	*objval = Clp_objectiveValue(model);
-	if (res && res->x)
-		memcpy(res->x, Clp_getColSolution(model), lp->ncols * sizeof(*res->x));
-	if (res && res->stat)
-		memcpy(res->stat, Clp_statusArray(model), lp->ncols + lp->nrows);
-	if (res && res->row_price)
-		memcpy(res->row_price, Clp_getRowPrice(model), lp->nrows * sizeof(*res->row_price));
-	rc = 0;
+	rc = clp_result(model, lp, ret, max_iters, max_seconds, objval, res, err, errlen);
+	Clp_deleteModel(model);
 out:
-	if (model)
-		Clp_deleteModel(model);
 	free(start);
 	free(index);
 	free(value);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile.h"
+#include "../profile.h"
 #include "dao_sim.h"
 
 struct time_bound {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile.h"
+#include "../profile.h"
 
 enum lp_direction {
 	LP_H2D, /* intervals ending in a read; plus the compulsory bytes */
