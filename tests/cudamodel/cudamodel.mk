@@ -5,15 +5,32 @@
 # installed.
 
 ifeq ($(HAVE_CUDA),1)
-CUDAMODEL_SRCS := $(sort $(filter-out tests/cudamodel/test_%.c,$(wildcard tests/cudamodel/*.c)))
+# The models of cuBLAS and cuSOLVER (the calls dao-cholesky's tile kernels
+# make) are libraries of their own beside it, with the real sonames and
+# version nodes; they reach the runtime model through cudamodel_lib.h.
+CUDAMODEL_LIB_SRCS := tests/cudamodel/cublas.c tests/cudamodel/cusolver.c
+CUDAMODEL_SRCS := $(sort $(filter-out tests/cudamodel/test_%.c $(CUDAMODEL_LIB_SRCS),$(wildcard tests/cudamodel/*.c)))
 cudamodel_so = $(BUILD)/$(1)/cudamodel/libcudart.so.13
+cudamodel_libs = $(BUILD)/$(1)/cudamodel/libcublas.so.13 $(BUILD)/$(1)/cudamodel/libcusolver.so.12
 
 define cudamodel_variant
-$(call cudamodel_so,$(1)): $(CUDAMODEL_SRCS) tests/cudamodel/model.h tests/cudamodel/cudamodel.h tests/cudamodel/libcudart.map
+$(call cudamodel_so,$(1)): $(CUDAMODEL_SRCS) tests/cudamodel/model.h tests/cudamodel/cudamodel.h tests/cudamodel/cudamodel_lib.h tests/cudamodel/libcudart.map
 	@mkdir -p $$(@D)
 	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -shared -Wl,-soname,libcudart.so.13 \
 		-Wl,--version-script=tests/cudamodel/libcudart.map -o $$@ $(CUDAMODEL_SRCS) \
 		$(SAN_$(1)) -pthread -ldl
+
+$(BUILD)/$(1)/cudamodel/libcublas.so.13: tests/cudamodel/cublas.c tests/cudamodel/cudamodel_lib.h tests/cudamodel/libcublas.map $(call cudamodel_so,$(1))
+	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -shared -Wl,-soname,libcublas.so.13 \
+		-Wl,--version-script=tests/cudamodel/libcublas.map -o $$@ $$< \
+		-L$(BUILD)/$(1)/cudamodel -l:libcudart.so.13 -Wl,-rpath,'$$$$ORIGIN' -lopenblas \
+		$(SAN_$(1)) -pthread
+
+$(BUILD)/$(1)/cudamodel/libcusolver.so.12: tests/cudamodel/cusolver.c tests/cudamodel/cudamodel_lib.h tests/cudamodel/libcusolver.map $(call cudamodel_so,$(1))
+	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -shared -Wl,-soname,libcusolver.so.12 \
+		-Wl,--version-script=tests/cudamodel/libcusolver.map -o $$@ $$< \
+		-L$(BUILD)/$(1)/cudamodel -l:libcudart.so.13 -Wl,-rpath,'$$$$ORIGIN' -llapacke \
+		$(SAN_$(1)) -pthread
 endef
 $(foreach v,rel asan tsan,$(eval $(call cudamodel_variant,$(v))))
 endif
@@ -21,10 +38,35 @@ endif
 # The model's own tests, linked against the real runtime's name and run
 # against the model.
 ifeq ($(HAVE_CUDA),1)
-$(BUILD)/%/tests-cudamodel/test_cudamodel: tests/cudamodel/test_cudamodel.c tests/cudamodel/cudamodel.h tests/tap.h $(BUILD)/%/cudamodel/libcudart.so.13
+$(BUILD)/%/tests-cudamodel/test_cudamodel: tests/cudamodel/test_cudamodel.c tests/cudamodel/cudamodel.h tests/cudamodel/scenario.h tests/tap.h $(BUILD)/%/cudamodel/libcudart.so.13
 	@mkdir -p $(@D)
 	$(CC) $(call cflags,$*) $(CUDA_CFLAGS) -Itests -MMD -MP -o $@ $< \
 		-L$(BUILD)/$*/cudamodel -l:libcudart.so.13 $(SAN_$*) -pthread
+
+# The cuBLAS and cuSOLVER models' own tests, against all three.
+$(BUILD)/%/tests-cudamodel/test_cudamodel_libs: tests/cudamodel/test_cudamodel_libs.c tests/cudamodel/cudamodel.h tests/cudamodel/scenario.h tests/tap.h $(BUILD)/%/cudamodel/libcudart.so.13 $(BUILD)/%/cudamodel/libcublas.so.13 $(BUILD)/%/cudamodel/libcusolver.so.12
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,$*) $(CUDA_CFLAGS) -Itests -MMD -MP -o $@ $< \
+		-L$(BUILD)/$*/cudamodel -l:libcudart.so.13 -l:libcublas.so.13 -l:libcusolver.so.12 \
+		-llapacke -lopenblas $(SAN_$*) -pthread
+endif
+
+# dao-cholesky for each variant (rel is the product's, cholesky.mk): its
+# GPU tile kernels run on both CUDA backends against the model and its
+# cuBLAS and cuSOLVER (tests/cudamodel/cholesky.t).
+ifeq ($(HAVE_CUDA),1)
+CUDAMODEL_CHOL_rel := $(CHOL_BIN)
+define cudamodel_chol_variant
+$(BUILD)/$(1)/obj/tools/cholesky/%.o: tools/cholesky/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(call cflags,$(1)) $(CHOL_CFLAGS) -MMD -MP -c $$< -o $$@
+
+$(BUILD)/$(1)/bin/dao-cholesky: $(patsubst tools/cholesky/%.c,$(BUILD)/$(1)/obj/tools/cholesky/%.o,$(CHOL_SRCS)) $(BUILD)/$(1)/lib/libdao.a
+	@mkdir -p $$(@D)
+	$$(CC) -o $$@ $$(filter %.o,$$^) $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) $(CHOL_LIBS)
+CUDAMODEL_CHOL_$(1) := $(BUILD)/$(1)/bin/dao-cholesky
+endef
+$(foreach v,asan tsan,$(eval $(call cudamodel_chol_variant,$(v))))
 endif
 
 # dao-bench for each variant (rel is the product's, tools/bench/bench.mk):
@@ -59,9 +101,10 @@ CUDAMODEL_RUN_tsan := setarch $(shell uname -m) -R
 
 define cudamodel_check
 .PHONY: check-cudamodel-$(1)
-check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1)) $(BUILD)/$(1)/tests/test_cuda_fallback $(CUDAMODEL_BENCH_$(1))
+check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(BUILD)/$(1)/tests-cudamodel/test_cudamodel_libs $(GPU_TESTS_$(1)) $(BUILD)/$(1)/tests/test_cuda_fallback $(CUDAMODEL_BENCH_$(1)) $(CUDAMODEL_CHOL_$(1))
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel $(CUDAMODEL_GPU_ENV) $(CUDAMODEL_RUN_$(1)) \
-		prove -f $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1))
+		prove -f $(BUILD)/$(1)/tests-cudamodel/test_cudamodel \
+		$(BUILD)/$(1)/tests-cudamodel/test_cudamodel_libs $(GPU_TESTS_$(1))
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel $(CUDAMODEL_GPU_ENV) DAO_TEST_PROGRAMS=1 \
 		DAO_CUDAMODEL_PIN=0 DAO_CUDAMODEL_DISCARD=0 $(CUDAMODEL_RUN_$(1)) \
 		prove -f $(BUILD)/$(1)/tests-gpu/test_gpu_property
@@ -71,6 +114,8 @@ check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(BUILD)/$(1)/tests-cudamodel/te
 		prove -f $(BUILD)/$(1)/tests/test_cuda_fallback
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_BENCH=$(CUDAMODEL_BENCH_$(1)) $(CUDAMODEL_RUN_$(1)) \
 		prove -f --exec bash tests/cudamodel/bench_copy.t
+	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_CHOLESKY=$(CUDAMODEL_CHOL_$(1)) $(CUDAMODEL_RUN_$(1)) \
+		prove -f --exec bash tests/cudamodel/cholesky.t
 check-cudamodel: check-cudamodel-$(1)
 endef
 $(foreach v,rel asan tsan,$(eval $(call cudamodel_check,$(v))))
