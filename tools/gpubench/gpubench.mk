@@ -9,12 +9,22 @@
 
 ifeq ($(HAVE_CUDA),1)
 GPUBW_BIN := $(BUILD)/bin/dao-gpubw
+GPUINFO_BIN := $(BUILD)/bin/dao-gpuinfo
+# dao-gpurate times dao-cholesky's own GPU tile kernels: it links them.
+GPURATE_BIN := $(BUILD)/bin/dao-gpurate
+GPURATE_CHOL_OBJS := $(patsubst %,$(BUILD)/rel/obj/tools/cholesky/%.o,tile_kernels_gpu tile_kernels matrix)
 
-$(GPUBW_BIN): tools/gpubench/gpubw.c
+$(GPUBW_BIN) $(GPUINFO_BIN): $(BUILD)/bin/dao-gpu%: tools/gpubench/gpu%.c
 	@mkdir -p $(@D)
 	$(CC) $(call cflags,rel) $(CUDA_CFLAGS) -MMD -MP -o $@ $< $(call ldflags,rel)
 
-all: $(GPUBW_BIN)
+$(GPURATE_BIN): tools/gpubench/gpurate.c $(GPURATE_CHOL_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,rel) $(CHOL_CFLAGS) -Itools/cholesky -MMD -MP -o $@ $< \
+		$(GPURATE_CHOL_OBJS) $(call ldflags,rel) $(CHOL_LIBS)
+
+all: $(GPUBW_BIN) $(GPUINFO_BIN) $(GPURATE_BIN)
+GPU_BUNDLE_BINS += $(GPUBW_BIN) $(GPUINFO_BIN) $(GPURATE_BIN)
 
 bench-gpu: $(GPUBW_BIN) $(CHOL_BIN) $(DAOSIM_BIN)
 	DAO_GPUBW=$(GPUBW_BIN) DAO_CHOLESKY=$(CHOL_BIN) DAO_DAOSIM=$(DAOSIM_BIN) DAO_BENCH_OUT=$(BUILD)/bench-gpu.md \
