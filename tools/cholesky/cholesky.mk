@@ -21,6 +21,7 @@ $(CHOL_BIN): $(CHOL_OBJS) $(LIBDAO_A)
 	$(CC) -o $@ $(CHOL_OBJS) $(LIBDAO_A) $(call ldflags,rel) $(CHOL_LIBS)
 
 all: $(CHOL_BIN)
+GPU_BUNDLE_BINS += $(CHOL_BIN)
 
 # The checks of a factor (matrix.c) on their own: the sampled residual
 # against the full one, the factor hash.
