@@ -24,6 +24,7 @@
 GPU_BUNDLE_DIR ?= gpu-bundle
 GPU_BUNDLE_MAX_BYTES ?= 50331648
 GPU_BUNDLE_BUILD := $(BUILD)/bundle
+GPU_BUNDLE_SCRIPTS += tools/gpubench/gpu-evidence.sh
 
 ifeq ($(HAVE_CUDA),1)
 # DT_RPATH, not DT_RUNPATH (--disable-new-dtags): it also serves the
