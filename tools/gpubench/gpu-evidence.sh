@@ -436,7 +436,7 @@ t = tarfile.open(sys.argv[1]); t.extractall(sys.argv[2]); print(len(t.getnames()
 	done
 	rows_json=$(IFS=, read -r -a r <<<"${DAO_EVIDENCE_ROWS:-$default_rows}"
 		for x in "${r[@]}"; do json_str "$x"; printf ','; done)
-	record "{\"step\":\"setup\",\"name\":\"setup\",\"status\":\"ok\",\"reason\":null,\"seconds\":$(($(now) - t0)),\"t\":$(elapsed),\"result\":{\"size\":\"$size\",\"rows\":[${rows_json%,}],\"tile\":$tile,\"base_budget_bytes\":$base_budget,\"cuda_libdir\":$(json_str "$cuda_libdir"),\"cupti_dir\":$cupti,\"syslibs\":$unpacked,\"umtrace\":$([ -f "$lib/libdao-umtrace.so" ] && echo true || echo false),\"missing_libraries\":$(json_str "$missing"),\"openblas\":$(json_str "$(ldd "$bin/dao-cholesky" 2>/dev/null | awk '$1 == "libopenblas.so.0" { print $3 }')"),\"manifest\":$(json_str "$(head -1 "$here/MANIFEST" 2>/dev/null)")}}"
+	record "{\"step\":\"setup\",\"name\":\"setup\",\"status\":\"ok\",\"reason\":null,\"seconds\":$(($(now) - t0)),\"t\":$(elapsed),\"result\":{\"size\":\"$size\",\"rows\":[${rows_json%,}],\"tile\":$tile,\"base_budget_bytes\":$base_budget,\"cuda_libdir\":$(json_str "$cuda_libdir"),\"cupti_dir\":$cupti,\"syslibs\":$unpacked,\"umtrace\":$([ -f "$lib/libdao-umtrace.so" ] && echo true || echo false),\"missing_libraries\":$(json_str "$missing"),\"openblas\":$(json_str "$(readlink -f "$(ldd "$bin/dao-cholesky" 2>/dev/null | awk '$1 == "libopenblas.so.0" { print $3 }')")"),\"manifest\":$(json_str "$(head -1 "$here/MANIFEST" 2>/dev/null)")}}"
 	log "== setup: CUDA from $cuda_libdir, CUPTI from ${dir:-nowhere}, $unpacked system libraries; ${missing:-all libraries found}"
 }
 
@@ -492,10 +492,12 @@ outer() {
 		echo "gpu-evidence: OUT must name the folder for the results" >&2
 		exit 2
 	fi
-	mkdir -p "$OUT" && touch "$OUT/evidence.jsonl" || {
+	# A run's files replace those of an earlier one.
+	mkdir -p "$OUT" && : >"$OUT/evidence.jsonl" && : >"$OUT/log.txt" || {
 		echo "gpu-evidence: cannot write to $OUT" >&2
 		exit 2
 	}
+	rm -f "$OUT"/{nvidia-smi.txt,tests.tap,traces.tar,um-experiments.json,torch.txt}
 	DAO_EVIDENCE_START=$(now)
 	DAO_EVIDENCE_DEADLINE=$((DAO_EVIDENCE_START + ${DAO_EVIDENCE_SECONDS:-450}))
 	DAO_EVIDENCE_WORK=$(mktemp -d)
