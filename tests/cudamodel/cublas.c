@@ -58,6 +58,13 @@ static enum CBLAS_UPLO uplo_of(cublasFillMode_t f)
 	return f == CUBLAS_FILL_MODE_LOWER ? CblasLower : CblasUpper;
 }
 
+/* How a kernel touches the matrix it updates: BLAS ignores its contents
+ * when their factor (beta, or trsm's alpha) is 0. */
+static enum dao_cudamodel_access updated(double factor)
+{
+	return factor == 0.0 ? DAO_CUDAMODEL_WRITE : DAO_CUDAMODEL_READ_WRITE;
+}
+
 static cublasStatus_t refused(const char *call, const char *why)
 {
 	dao_cudamodel_refuse(call, "%s", why);
@@ -161,12 +168,10 @@ cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOper
 	a.alpha = *alpha;
 	a.beta = *beta;
 	{
-		/* C is read unless beta is 0 (BLAS ignores its contents then). */
 		struct dao_cudamodel_operand ops[] = {
 			{ A, k ? span(ar, ac, lda) : 0, DAO_CUDAMODEL_READ },
 			{ B, k ? span(br, bc, ldb) : 0, DAO_CUDAMODEL_READ },
-			{ C, span(m, n, ldc),
-			  a.beta == 0.0 ? DAO_CUDAMODEL_WRITE : DAO_CUDAMODEL_READ_WRITE },
+			{ C, span(m, n, ldc), updated(a.beta) },
 		};
 
 		return launch(h, "cublasDgemm", gemm_run, &a, sizeof(a), ops, 3);
@@ -209,8 +214,7 @@ cublasStatus_t cublasDsyrk_v2(cublasHandle_t h, cublasFillMode_t uplo, cublasOpe
 		 * C: stricter, never blind. */
 		struct dao_cudamodel_operand ops[] = {
 			{ A, k ? span(ar, ac, lda) : 0, DAO_CUDAMODEL_READ },
-			{ C, span(n, n, ldc),
-			  a.beta == 0.0 ? DAO_CUDAMODEL_WRITE : DAO_CUDAMODEL_READ_WRITE },
+			{ C, span(n, n, ldc), updated(a.beta) },
 		};
 
 		return launch(h, "cublasDsyrk", syrk_run, &a, sizeof(a), ops, 2);
@@ -261,8 +265,7 @@ cublasStatus_t cublasDtrsm_v2(cublasHandle_t h, cublasSideMode_t side, cublasFil
 	{
 		struct dao_cudamodel_operand ops[] = {
 			{ A, span(ka, ka, lda), DAO_CUDAMODEL_READ },
-			{ B, span(m, n, ldb),
-			  a.alpha == 0.0 ? DAO_CUDAMODEL_WRITE : DAO_CUDAMODEL_READ_WRITE },
+			{ B, span(m, n, ldb), updated(a.alpha) },
 		};
 
 		return launch(h, "cublasDtrsm", trsm_run, &a, sizeof(a), ops, 2);

@@ -20,19 +20,20 @@ $(call cudamodel_so,$(1)): $(CUDAMODEL_SRCS) tests/cudamodel/model.h tests/cudam
 		-Wl,--version-script=tests/cudamodel/libcudart.map -o $$@ $(CUDAMODEL_SRCS) \
 		$(SAN_$(1)) -pthread -ldl
 
-$(BUILD)/$(1)/cudamodel/libcublas.so.13: tests/cudamodel/cublas.c tests/cudamodel/cudamodel_lib.h tests/cudamodel/libcublas.map $(call cudamodel_so,$(1))
-	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -shared -Wl,-soname,libcublas.so.13 \
-		-Wl,--version-script=tests/cudamodel/libcublas.map -o $$@ $$< \
-		-L$(BUILD)/$(1)/cudamodel -l:libcudart.so.13 -Wl,-rpath,'$$$$ORIGIN' -lopenblas \
-		$(SAN_$(1)) -pthread
-
-$(BUILD)/$(1)/cudamodel/libcusolver.so.12: tests/cudamodel/cusolver.c tests/cudamodel/cudamodel_lib.h tests/cudamodel/libcusolver.map $(call cudamodel_so,$(1))
-	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -shared -Wl,-soname,libcusolver.so.12 \
-		-Wl,--version-script=tests/cudamodel/libcusolver.map -o $$@ $$< \
-		-L$(BUILD)/$(1)/cudamodel -l:libcudart.so.13 -Wl,-rpath,'$$$$ORIGIN' -llapacke \
-		$(SAN_$(1)) -pthread
 endef
 $(foreach v,rel asan tsan,$(eval $(call cudamodel_variant,$(v))))
+
+# $(call cudamodel_lib,VARIANT,NAME,SONAME,LIBS): the model of CUDA library
+# NAME (tests/cudamodel/NAME.c, its version node in libNAME.map).
+define cudamodel_lib
+$(BUILD)/$(1)/cudamodel/$(3): tests/cudamodel/$(2).c tests/cudamodel/cudamodel_lib.h tests/cudamodel/lib$(2).map $(call cudamodel_so,$(1))
+	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -shared -Wl,-soname,$(3) \
+		-Wl,--version-script=tests/cudamodel/lib$(2).map -o $$@ $$< \
+		-L$(BUILD)/$(1)/cudamodel -l:libcudart.so.13 -Wl,-rpath,'$$$$ORIGIN' $(4) \
+		$(SAN_$(1)) -pthread
+endef
+$(foreach v,rel asan tsan,$(eval $(call cudamodel_lib,$(v),cublas,libcublas.so.13,-lopenblas)))
+$(foreach v,rel asan tsan,$(eval $(call cudamodel_lib,$(v),cusolver,libcusolver.so.12,-llapacke)))
 endif
 
 # The model's own tests, linked against the real runtime's name and run
@@ -51,39 +52,27 @@ $(BUILD)/%/tests-cudamodel/test_cudamodel_libs: tests/cudamodel/test_cudamodel_l
 		-llapacke -lopenblas $(SAN_$*) -pthread
 endif
 
-# dao-cholesky for each variant (rel is the product's, cholesky.mk): its
-# GPU tile kernels run on both CUDA backends against the model and its
-# cuBLAS and cuSOLVER (tests/cudamodel/cholesky.t).
+# The tools run against the model in each variant (rel is the product's
+# build): dao-cholesky, whose GPU tile kernels run on both CUDA backends
+# against the model and its cuBLAS and cuSOLVER (cholesky.t), and dao-bench,
+# whose copy figures do (bench_copy.t).
+# $(call cudamodel_tool,VARIANT,DIR,NAME,SRCS,CFLAGS,LIBS): tools/DIR's NAME.
 ifeq ($(HAVE_CUDA),1)
 CUDAMODEL_CHOL_rel := $(CHOL_BIN)
-define cudamodel_chol_variant
-$(BUILD)/$(1)/obj/tools/cholesky/%.o: tools/cholesky/%.c
-	@mkdir -p $$(@D)
-	$$(CC) $$(call cflags,$(1)) $(CHOL_CFLAGS) -MMD -MP -c $$< -o $$@
-
-$(BUILD)/$(1)/bin/dao-cholesky: $(patsubst tools/cholesky/%.c,$(BUILD)/$(1)/obj/tools/cholesky/%.o,$(CHOL_SRCS)) $(BUILD)/$(1)/lib/libdao.a
-	@mkdir -p $$(@D)
-	$$(CC) -o $$@ $$(filter %.o,$$^) $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) $(CHOL_LIBS)
-CUDAMODEL_CHOL_$(1) := $(BUILD)/$(1)/bin/dao-cholesky
-endef
-$(foreach v,asan tsan,$(eval $(call cudamodel_chol_variant,$(v))))
-endif
-
-# dao-bench for each variant (rel is the product's, tools/bench/bench.mk):
-# its copy figures run on both CUDA backends against the model.
-ifeq ($(HAVE_CUDA),1)
 CUDAMODEL_BENCH_rel := $(BENCH_BIN)
-define cudamodel_bench_variant
-$(BUILD)/$(1)/obj/tools/bench/%.o: tools/bench/%.c
+define cudamodel_tool
+$(BUILD)/$(1)/obj/tools/$(2)/%.o: tools/$(2)/%.c
 	@mkdir -p $$(@D)
-	$$(CC) $$(call cflags,$(1)) -MMD -MP -c $$< -o $$@
+	$$(CC) $$(call cflags,$(1)) $(5) -MMD -MP -c $$< -o $$@
 
-$(BUILD)/$(1)/bin/dao-bench: $(patsubst tools/bench/%.c,$(BUILD)/$(1)/obj/tools/bench/%.o,$(BENCH_SRCS)) $(BUILD)/$(1)/lib/libdao.a
+$(BUILD)/$(1)/bin/$(3): $(patsubst tools/$(2)/%.c,$(BUILD)/$(1)/obj/tools/$(2)/%.o,$(4)) $(BUILD)/$(1)/lib/libdao.a
 	@mkdir -p $$(@D)
-	$$(CC) -o $$@ $$(filter %.o,$$^) $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm
-CUDAMODEL_BENCH_$(1) := $(BUILD)/$(1)/bin/dao-bench
+	$$(CC) -o $$@ $$(filter %.o,$$^) $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) $(6)
 endef
-$(foreach v,asan tsan,$(eval $(call cudamodel_bench_variant,$(v))))
+$(foreach v,asan tsan,$(eval $(call cudamodel_tool,$(v),cholesky,dao-cholesky,$(CHOL_SRCS),$(CHOL_CFLAGS),$(CHOL_LIBS))) \
+	$(eval CUDAMODEL_CHOL_$(v) := $(BUILD)/$(v)/bin/dao-cholesky))
+$(foreach v,asan tsan,$(eval $(call cudamodel_tool,$(v),bench,dao-bench,$(BENCH_SRCS),,-lm)) \
+	$(eval CUDAMODEL_BENCH_$(v) := $(BUILD)/$(v)/bin/dao-bench))
 endif
 
 # `make check-cudamodel` (part of `make check`): the model's own tests, then

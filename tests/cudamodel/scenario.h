@@ -9,6 +9,7 @@
 #ifndef DAO_CUDAMODEL_SCENARIO_H
 #define DAO_CUDAMODEL_SCENARIO_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,14 +67,24 @@ static inline void expect(const char *self, const char *name, const char *env, i
 		tap_diag("  exit %d (wanted %d), stderr:\n%s", got, code, log);
 }
 
-/* This program's path, for expect(). */
-static inline void scenario_self(char *self, size_t cap)
+/*
+ * main's start: false in a scenario's process (argv[1] names it: run it);
+ * true in the parent, with this program's path in self for expect() and
+ * the model's variables a scenario must set itself cleared.
+ */
+static inline bool scenario_parent(int argc, char *self, size_t cap)
 {
-	ssize_t n = readlink("/proc/self/exe", self, cap - 1);
+	ssize_t n;
 
+	if (argc > 1)
+		return false;
+	n = readlink("/proc/self/exe", self, cap - 1);
 	if (n <= 0)
 		tap_bail("readlink /proc/self/exe failed");
 	self[n] = 0;
+	unsetenv("DAO_CUDAMODEL_MEM");
+	unsetenv("DAO_CUDAMODEL_MISUSE_OK");
+	return true;
 }
 
 #endif /* DAO_CUDAMODEL_SCENARIO_H */

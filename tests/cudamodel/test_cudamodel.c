@@ -256,11 +256,8 @@ int main(int argc, char **argv)
 {
 	char self[4096];
 
-	if (argc > 1)
+	if (!scenario_parent(argc, self, sizeof(self)))
 		return run_scenario(argv[1]);
-	scenario_self(self, sizeof(self));
-	unsetenv("DAO_CUDAMODEL_MEM");
-	unsetenv("DAO_CUDAMODEL_MISUSE_OK");
 	expect(self, "missing-wait", NULL, MODEL_EXIT, "race on",
 	       "a read on one stream of what another writes, no event wait: a race, both sites");
 	expect(self, "event-wait", NULL, 0, NULL,

@@ -241,11 +241,8 @@ int main(int argc, char **argv)
 {
 	char self[4096];
 
-	if (argc > 1)
+	if (!scenario_parent(argc, self, sizeof(self)))
 		return run_scenario(argv[1]);
-	scenario_self(self, sizeof(self));
-	unsetenv("DAO_CUDAMODEL_MEM");
-	unsetenv("DAO_CUDAMODEL_MISUSE_OK");
 	expect(self, "blas-missing-wait", NULL, MODEL_EXIT, "cublasDgemm (read) is not ordered",
 	       "cublasDgemm reading tiles another stream copies in, no event wait: a race");
 	expect(self, "blas-event-wait", NULL, 0, NULL,

@@ -18,18 +18,12 @@
  * Safety on lent cards: 2 x BYTES of device memory at most, refused beyond
  * half of what is free; nothing about the card is changed.
  */
-#include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                                    \
-	do {                                                                           \
-		cudaError_t e_ = (call);                                               \
-		if (e_ != cudaSuccess) {                                               \
-			fprintf(stderr, "dao-gpubw: %s: %s\n", #call, cudaGetErrorString(e_)); \
-			exit(1);                                                       \
-		}                                                                      \
-	} while (0)
+#include "gpubench.h"
+
+#define CHECK(call) GPUBENCH_CHECK("dao-gpubw", call)
 
 struct dir {
 	cudaStream_t s;
@@ -84,23 +78,18 @@ static double measure(struct dir *dirs, int n, size_t bytes, int reps)
 int main(int argc, char **argv)
 {
 	size_t bytes = argc > 1 ? strtoull(argv[1], NULL, 0) : 256ull << 20;
-	int reps = argc > 2 ? atoi(argv[2]) : 8, n = 0, dev = 0, drv = 0;
+	int reps = argc > 2 ? atoi(argv[2]) : 8, dev = 0, drv = 0;
 	struct cudaDeviceProp prop;
 	size_t free_b, total;
 	struct dir d[2], d2d;
 	double h2d, d2h, both, dd;
-	cudaError_t err;
 
 	if (argc > 3 || !bytes || reps < 1) {
 		fprintf(stderr, "usage: dao-gpubw [BYTES [REPEATS]]\n");
 		return 2;
 	}
-	err = cudaGetDeviceCount(&n);
-	if (err != cudaSuccess || !n) {
-		fprintf(stderr, "dao-gpubw: SKIP: no usable CUDA device (%s)\n",
-			err != cudaSuccess ? cudaGetErrorString(err) : "none visible");
-		return 77;
-	}
+	if (gpubench_device("dao-gpubw"))
+		return GPUBENCH_NODEV;
 	CHECK(cudaGetDevice(&dev));
 	CHECK(cudaGetDeviceProperties(&prop, dev));
 	CHECK(cudaDriverGetVersion(&drv));

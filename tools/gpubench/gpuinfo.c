@@ -10,17 +10,12 @@
  * Exit status: 0; 1 a CUDA call failed; 2 bad argument; 77 no usable CUDA
  * device. It changes nothing on the card and allocates nothing there.
  */
-#include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
 
-static int failed(cudaError_t err, const char *what)
-{
-	if (err == cudaSuccess)
-		return 0;
-	fprintf(stderr, "dao-gpuinfo: %s: %s\n", what, cudaGetErrorString(err));
-	return 1;
-}
+#include "gpubench.h"
+
+#define CHECK(call) GPUBENCH_CHECK("dao-gpuinfo", call)
 
 /* The device name as a JSON string body: quotes, backslashes and control
  * characters never reach the output. */
@@ -35,34 +30,26 @@ int main(int argc, char **argv)
 	int n = 0, dev = 0, drv = 0, rt = 0, managed = 0, concurrent = 0;
 	struct cudaDeviceProp prop;
 	size_t free_b = 0, total = 0;
-	cudaError_t err;
 	int only_free = argc == 2 && strcmp(argv[1], "--free") == 0;
 
 	if (argc > 2 || (argc == 2 && !only_free)) {
 		fprintf(stderr, "usage: dao-gpuinfo [--free]\n");
 		return 2;
 	}
-	err = cudaGetDeviceCount(&n);
-	if (err != cudaSuccess || !n) {
-		fprintf(stderr, "dao-gpuinfo: no usable CUDA device (%s)\n",
-			err != cudaSuccess ? cudaGetErrorString(err) : "none visible");
-		return 77;
-	}
-	if (failed(cudaGetDevice(&dev), "cudaGetDevice") ||
-	    failed(cudaMemGetInfo(&free_b, &total), "cudaMemGetInfo"))
-		return 1;
+	if (gpubench_device("dao-gpuinfo"))
+		return GPUBENCH_NODEV;
+	CHECK(cudaGetDeviceCount(&n));
+	CHECK(cudaGetDevice(&dev));
+	CHECK(cudaMemGetInfo(&free_b, &total));
 	if (only_free) {
 		printf("%zu\n", free_b);
 		return 0;
 	}
-	if (failed(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties") ||
-	    failed(cudaDriverGetVersion(&drv), "cudaDriverGetVersion") ||
-	    failed(cudaRuntimeGetVersion(&rt), "cudaRuntimeGetVersion") ||
-	    failed(cudaDeviceGetAttribute(&managed, cudaDevAttrManagedMemory, dev),
-		   "cudaDeviceGetAttribute") ||
-	    failed(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, dev),
-		   "cudaDeviceGetAttribute"))
-		return 1;
+	CHECK(cudaGetDeviceProperties(&prop, dev));
+	CHECK(cudaDriverGetVersion(&drv));
+	CHECK(cudaRuntimeGetVersion(&rt));
+	CHECK(cudaDeviceGetAttribute(&managed, cudaDevAttrManagedMemory, dev));
+	CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, dev));
 	printf("{\"gpu\":\"");
 	json_name(prop.name);
 	printf("\",\"device\":%d,\"devices\":%d,\"compute_capability\":\"%d.%d\","

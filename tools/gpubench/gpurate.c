@@ -20,22 +20,15 @@
  * Safety on lent cards: six tiles of device memory, refused beyond a
  * quarter of what is free; nothing about the card is changed.
  */
-#include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gpubench.h"
 #include "matrix.h"
 #include "tile_kernels.h"
 #include "tile_kernels_gpu.h"
 
-#define CHECK(call)                                                                    \
-	do {                                                                           \
-		cudaError_t e_ = (call);                                               \
-		if (e_ != cudaSuccess) {                                               \
-			fprintf(stderr, "dao-gpurate: %s: %s\n", #call, cudaGetErrorString(e_)); \
-			exit(1);                                                       \
-		}                                                                      \
-	} while (0)
+#define CHECK(call) GPUBENCH_CHECK("dao-gpurate", call)
 
 /* Device tiles: the SPD tile and its factor (pristine), two inputs, the
  * operand each call updates, and the pristine copy of that operand. */
@@ -103,8 +96,7 @@ int main(int argc, char **argv)
 	struct chol_problem p = { 0 };
 	struct cudaDeviceProp prop;
 	size_t free_b, total;
-	int n = 0, dev = 0;
-	cudaError_t err;
+	int dev = 0;
 	/* dtrsm solves with the factor, dgemm and dsyrk read the inputs;
 	 * dpotrf factors a copy of the SPD tile. */
 	const struct kernel kernels[] = {
@@ -119,12 +111,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: dao-gpurate [TILE [REPEATS]]\n");
 		return 2;
 	}
-	err = cudaGetDeviceCount(&n);
-	if (err != cudaSuccess || !n) {
-		fprintf(stderr, "dao-gpurate: no usable CUDA device (%s)\n",
-			err != cudaSuccess ? cudaGetErrorString(err) : "none visible");
-		return 77;
-	}
+	if (gpubench_device("dao-gpurate"))
+		return GPUBENCH_NODEV;
 	CHECK(cudaGetDevice(&dev));
 	CHECK(cudaGetDeviceProperties(&prop, dev));
 	CHECK(cudaMemGetInfo(&free_b, &total));
