@@ -468,7 +468,7 @@ inner() {
 kill_all() {
 	local sig=$1 root=$2 pids
 	pids=$(for s in /proc/[0-9]*/stat; do
-		read -r line <"$s" 2>/dev/null || continue
+		read -r line 2>/dev/null <"$s" || continue
 		rest=${line##*) }
 		set -- $rest
 		echo "${s//[^0-9]/} $2 $4"
