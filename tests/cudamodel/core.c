@@ -216,20 +216,27 @@ cudaError_t cm_ret(cudaError_t err)
 	return err;
 }
 
+cudaError_t cm_vmisuse(const char *call, cudaError_t err, const struct cm_site *site,
+		       const char *fmt, va_list ap)
+{
+	__atomic_add_fetch(&misuses, 1, __ATOMIC_RELAXED);
+	fprintf(stderr, "cudamodel: %s refused (%s): ", call, cudaGetErrorName(err));
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	cm_site_print("called from", site);
+	return cm_ret(err);
+}
+
 cudaError_t cm_misuse(const char *call, cudaError_t err, const char *fmt, ...)
 {
 	struct cm_site site;
 	va_list ap;
 
 	cm_site_here(&site);
-	__atomic_add_fetch(&misuses, 1, __ATOMIC_RELAXED);
-	fprintf(stderr, "cudamodel: %s refused (%s): ", call, cudaGetErrorName(err));
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	err = cm_vmisuse(call, err, &site, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
-	cm_site_print("called from", &site);
-	return cm_ret(err);
+	return err;
 }
 
 /* Whether a driver and a device answer; the error when not. */

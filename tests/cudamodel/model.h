@@ -14,6 +14,7 @@
 
 #include <cuda_runtime.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -58,7 +59,8 @@ struct cm_alloc {
 	struct cm_alloc *next;
 };
 
-enum cm_op_kind { OP_COPY, OP_SET, OP_PREFETCH, OP_DISCARD, OP_RECORD, OP_WAIT };
+/* OP_KERNEL: a library kernel (kernel.c), run through op->run. */
+enum cm_op_kind { OP_COPY, OP_SET, OP_PREFETCH, OP_DISCARD, OP_RECORD, OP_WAIT, OP_KERNEL };
 
 struct cm_stream;
 
@@ -85,6 +87,11 @@ struct cm_op {
 		struct cm_stream *s;
 		uint64_t index;
 	} waits[8];
+	/* KERNEL: called by the worker with the lock held; it may drop the
+	 * lock while the bytes change, as cm_op_run does. A pointer, so that
+	 * the model calls no file that calls it (issue 22). */
+	void (*run)(struct cm_op *op);
+	void *ctx;
 	struct cm_site site;
 	struct cm_op *next;
 };
@@ -151,6 +158,9 @@ void cm_site_print(const char *what, const struct cm_site *s);
 /* A refused call: logged with its caller, counted; returns err. */
 cudaError_t cm_misuse(const char *call, cudaError_t err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same with the caller's site (cm_site_here in the entry point). */
+cudaError_t cm_vmisuse(const char *call, cudaError_t err, const struct cm_site *site,
+		       const char *fmt, va_list ap);
 cudaError_t cm_ret(cudaError_t err); /* sets the thread's last error */
 void cm_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

@@ -114,6 +114,9 @@ void cm_op_run(struct cm_op *op)
 		}
 		break;
 	}
+	case OP_KERNEL:
+		op->run(op);
+		break;
 	default:
 		break;
 	}

@@ -21,6 +21,7 @@ endef
 $(foreach v,rel asan tsan,$(eval $(call gpu_variant,$(v))))
 
 all: $(GPU_TESTS)
+GPU_BUNDLE_BINS += $(GPU_TESTS)
 
 check-gpu: $(GPU_TESTS)
 	prove -f $(GPU_TESTS)

@@ -44,13 +44,19 @@ static void usage(FILE *f)
 		"                 else host); on CUDA\n"
 		"                 the tile kernels are cuSOLVER's and cuBLAS's;\n"
 		"                 or uvm: no libdao, the tiles in cudaMallocManaged memory\n"
-		"                 with no hints, the card shrunk to the budget by a\n"
-		"                 cudaMalloc ballast (needs a size or percentage --budget;\n"
-		"                 no --policy, --lookahead; bytes moved are not known)\n"
+		"                 with no hints, on the whole card: the budget must hold\n"
+		"                 the matrix and the matrix fit 15/16 of the free device\n"
+		"                 memory, no oversubscription (needs a size or percentage\n"
+		"                 --budget; no --policy, --lookahead; bytes moved are not\n"
+		"                 known)\n"
 		"  --policy P     %s (default: libdao's, DAO_POLICY)\n"
 		"  --lookahead W  kernels libdao may see ahead (default: libdao's)\n"
 		"  --seed S       seed of the random matrix (default 1)\n"
 		"  --threads K    OpenBLAS threads inside one tile kernel (default 1)\n"
+		"  --check C      full: ||A - L L^T||_F / ||A||_F, O(N^3) (default);\n"
+		"                 sample: ||(A - L L^T) x||_2 / ||A||_F for a random sign\n"
+		"                 vector x, O(N^2), the same bound (its square is the full\n"
+		"                 residual's square in expectation)\n"
 		"\n"
 		"Exit status: 0 correct; 1 libdao or the system failed; 2 bad option, bad\n"
 		"DAO_* variable, or a budget too small for the tiles of one kernel; 3 residual\n"
@@ -146,10 +152,23 @@ static int parse_policy(const char *text, dao_policy *out)
 	return 0;
 }
 
+static int parse_check(const char *text, enum chol_check *out)
+{
+	if (strcmp(text, "full") == 0)
+		*out = CHOL_CHECK_FULL;
+	else if (strcmp(text, "sample") == 0)
+		*out = CHOL_CHECK_SAMPLE;
+	else {
+		fprintf(stderr, "dao-cholesky: --check: unknown check '%s' (full, sample)\n", text);
+		return -1;
+	}
+	return 0;
+}
+
 int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help)
 {
 	enum { O_N = 1, O_TILE, O_BUDGET, O_COMPARE, O_JSON, O_POLICY, O_LOOKAHEAD, O_SEED,
-	       O_THREADS, O_HELP, O_BACKEND, O_WARM_UP };
+	       O_THREADS, O_HELP, O_BACKEND, O_WARM_UP, O_CHECK };
 	static const struct option longopts[] = {
 		{ "n", required_argument, NULL, O_N },
 		{ "tile", required_argument, NULL, O_TILE },
@@ -163,6 +182,7 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "help", no_argument, NULL, O_HELP },
 		{ "backend", required_argument, NULL, O_BACKEND },
+		{ "check", required_argument, NULL, O_CHECK },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -224,6 +244,10 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 			if (parse_uint("--threads", optarg, 1, CHOL_MAX_THREADS, &v))
 				return CHOL_EXIT_USAGE;
 			o->threads = (int)v;
+			break;
+		case O_CHECK:
+			if (parse_check(optarg, &o->check))
+				return CHOL_EXIT_USAGE;
 			break;
 		case O_HELP:
 			usage(stdout);

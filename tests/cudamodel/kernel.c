@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel.c - library kernels as stream operations (cudamodel_lib.h): the
+ * runtime model's side of the cuBLAS and cuSOLVER models. Called by them,
+ * it calls the model's internals; nothing in the model calls it (the
+ * worker runs its operations through cm_op.run).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudamodel_lib.h"
+#include "model.h"
+
+struct kernel_operand {
+	struct cm_alloc *a;
+	uint64_t off, len;
+	enum dao_cudamodel_access access;
+};
+
+struct kernel {
+	dao_cudamodel_kernel_fn fn;
+	void *arg;
+	unsigned count;
+	struct kernel_operand ops[DAO_CUDAMODEL_KERNEL_OPERANDS];
+};
+
+/* On the stream's worker, lock held: the operands' pages as a copy's,
+ * then the function on the worker's view of them, lock dropped. */
+static void kernel_run(struct cm_op *op)
+{
+	struct kernel *k = op->ctx;
+	void *ptrs[DAO_CUDAMODEL_KERNEL_OPERANDS];
+
+	for (unsigned i = 0; i < k->count; i++) {
+		struct kernel_operand *o = &k->ops[i];
+
+		ptrs[i] = o->a ? o->a->alias + o->off : NULL;
+		if (!o->a || o->a->kind != CM_MANAGED)
+			continue;
+		if (o->access != DAO_CUDAMODEL_WRITE)
+			cm_poison_check(o->a, o->off, o->len, &op->site, "device read");
+		cm_device_access(o->a, o->off, o->len);
+		if (o->access != DAO_CUDAMODEL_READ)
+			cm_poison_clear(o->a, o->off, o->len);
+	}
+	pthread_mutex_unlock(&model.lock);
+	k->fn(k->arg, ptrs);
+	pthread_mutex_lock(&model.lock);
+	free(k->arg);
+	free(k);
+}
+
+/* The operand's allocation: device or managed memory holding all of it. */
+static bool operand_of(const struct dao_cudamodel_operand *in, struct kernel_operand *out)
+{
+	struct cm_alloc *a;
+
+	/* An empty operand is never touched (a NULL pointer for the kernel). */
+	if (!in->bytes)
+		return true;
+	a = cm_find(in->ptr);
+	if (!a || (a->kind != CM_DEVICE && a->kind != CM_MANAGED))
+		return false;
+	out->a = a;
+	out->off = (uint64_t)((const char *)in->ptr - a->base);
+	out->len = in->bytes;
+	out->access = in->access;
+	return out->off + out->len <= a->size && out->off + out->len >= out->off;
+}
+
+cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamodel_kernel_fn fn,
+				 const void *arg, size_t arg_bytes,
+				 const struct dao_cudamodel_operand *ops, unsigned count)
+{
+	struct cm_stream *s;
+	struct cm_op *op;
+	struct kernel *k;
+	struct cm_vc *host;
+	cudaError_t err;
+	int actor;
+
+	if (!fn || count > DAO_CUDAMODEL_KERNEL_OPERANDS || (count && !ops) ||
+	    (arg_bytes && !arg))
+		return cm_misuse(name, cudaErrorInvalidValue, "malformed kernel (%u operands)",
+				 count);
+	op = calloc(1, sizeof(*op));
+	k = calloc(1, sizeof(*k));
+	if (!op || !k || !(k->arg = malloc(arg_bytes ? arg_bytes : 1)))
+		cm_fail("out of memory");
+	memcpy(k->arg, arg, arg_bytes);
+	k->fn = fn;
+	k->count = count;
+	cm_lock();
+	s = cm_stream_of(sh, name, &err);
+	for (unsigned i = 0; s && i < count; i++) {
+		if (operand_of(&ops[i], &k->ops[i]))
+			continue;
+		cm_unlock();
+		free(k->arg);
+		free(k);
+		free(op);
+		return cm_misuse(name, cudaErrorInvalidValue,
+				 "operand %u, [%p, +%llu), is not inside one device or managed "
+				 "allocation",
+				 i, ops[i].ptr, (unsigned long long)ops[i].bytes);
+	}
+	if (!s) {
+		cm_unlock();
+		free(k->arg);
+		free(k);
+		free(op);
+		return cm_misuse(name, err, "stream %p is not a live stream", (void *)sh);
+	}
+	op->kind = OP_KERNEL;
+	op->run = kernel_run;
+	op->ctx = k;
+	cm_site_here(&op->site);
+	host = cm_host_vc(&actor);
+	cm_enqueue(s, op, actor, host);
+	for (unsigned i = 0; i < count; i++)
+		cm_check(ops[i].ptr, ops[i].bytes, ops[i].access != DAO_CUDAMODEL_READ, s->actor,
+			 &s->vc, &op->site, name);
+	cm_unlock();
+	return cudaSuccess;
+}
+
+void dao_cudamodel_refuse(const char *call, const char *fmt, ...)
+{
+	struct cm_site site;
+	va_list ap;
+
+	cm_site_here(&site);
+	va_start(ap, fmt);
+	cm_vmisuse(call, cudaErrorInvalidValue, &site, fmt, ap);
+	va_end(ap);
+}
