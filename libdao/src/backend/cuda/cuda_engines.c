@@ -184,6 +184,15 @@ uint64_t cu_last_stall_ns(struct dao_backend *be)
 	return 0;
 }
 
+void cu_host_access(struct dao_backend *be, const void *host, uint64_t len, bool write,
+		    bool done)
+{
+	struct cu_log *log = ((struct cu_backend *)be)->log;
+
+	if (log)
+		cu_log_host(log, host, len, write, done);
+}
+
 bool cu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)
 {
 	size_t f = 0, t = 0;

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "backend/backend.h"
+#include "backend/cuda/request_log.h"
 
 /* Submissions in flight per engine before a new one waits for the oldest. */
 #define CU_EVENTS 1024u
@@ -63,20 +64,26 @@ dao_status cu_wait(struct cu_engines *g, const dao_fence *f);
 struct cu_backend {
 	struct dao_backend base;
 	struct cu_engines eng;
+	struct cu_log *log; /* DAO_CUDA_REQUEST_LOG; NULL: none */
 };
 dao_status cu_kernel(struct dao_backend *be, const struct dao_kernel_run *k,
 		     const dao_fence *after, uint64_t *seq);
 dao_status cu_backend_wait(struct dao_backend *be, const dao_fence *f);
 uint64_t cu_last_stall_ns(struct dao_backend *be);
+/* backend.h's host_access: into the request log, if any. */
+void cu_host_access(struct dao_backend *be, const void *host, uint64_t len, bool write,
+		    bool done);
 
 /* Device memory now: free and total bytes. */
 bool cu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
 
 /* Backend constructors (cuda_explicit.c, cuda_managed.c); the device is
- * current on the calling thread, the budget checked against free memory. */
-dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget,
+ * current on the calling thread, the budget checked against free memory.
+ * On success the backend owns log (NULL: none), which it closes; on
+ * failure the caller still does. switches: cu_switches_read's. */
+dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget, struct cu_log *log,
 			      struct dao_backend **out);
 dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64_t free_bytes,
-			     struct dao_backend **out);
+			     unsigned switches, struct cu_log *log, struct dao_backend **out);
 
 #endif /* DAO_CUDA_ENGINES_H */
