@@ -27,6 +27,15 @@ $(BUILD)/%/tests-cudamodel/test_cudamodel: tests/cudamodel/test_cudamodel.c test
 		-L$(BUILD)/$*/cudamodel -l:libcudart.so.13 $(SAN_$*) -pthread
 endif
 
+# A small cuda-managed job that makes every kind of residency request, for
+# the experiments' tests (um_experiments.t), in each variant.
+ifeq ($(HAVE_CUDA),1)
+$(BUILD)/%/tests-cudamodel/um_job: tests/cudamodel/um_job.c $(BUILD)/%/lib/libdao.a
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,$*) $(CUDA_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/$*/lib/libdao.a \
+		$(call ldflags,$*) -lm
+endif
+
 # dao-bench for each variant (rel is the product's, tools/bench/bench.mk):
 # its copy figures run on both CUDA backends against the model.
 ifeq ($(HAVE_CUDA),1)

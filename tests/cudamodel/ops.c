@@ -104,7 +104,8 @@ void cm_op_run(struct cm_op *op)
 				moved += !!(op->m->page[i] & PG_DEVICE);
 		}
 		if (upto > first)
-			cm_pages_move(op->m, first, upto - first, op->to_device);
+			cm_pages_move(op->m, first, upto - first, op->to_device,
+				      op->kind == OP_PREFETCH ? CM_CAUSE_USER : CM_CAUSE_NONE);
 		if (op->kind == OP_PREFETCH) {
 			model.n.prefetch_migrations += moved;
 		} else {
