@@ -5,7 +5,8 @@
 # installed.
 
 ifeq ($(HAVE_CUDA),1)
-CUDAMODEL_SRCS := $(sort $(filter-out tests/cudamodel/test_%.c,$(wildcard tests/cudamodel/*.c)))
+CUDAMODEL_SRCS := $(sort $(filter-out tests/cudamodel/test_%.c tests/cudamodel/um_job.c,\
+                    $(wildcard tests/cudamodel/*.c)))
 cudamodel_so = $(BUILD)/$(1)/cudamodel/libcudart.so.13
 
 define cudamodel_variant
@@ -27,13 +28,24 @@ $(BUILD)/%/tests-cudamodel/test_cudamodel: tests/cudamodel/test_cudamodel.c test
 		-L$(BUILD)/$*/cudamodel -l:libcudart.so.13 $(SAN_$*) -pthread
 endif
 
-# A small cuda-managed job that makes every kind of residency request, for
-# the experiments' tests (um_experiments.t), in each variant.
+# For the experiments' tests (um_experiments.t), in each variant: a small
+# cuda-managed job that makes every kind of residency request, and
+# dao-umprobe (rel's is the product's, tools/gpubench/gpubench.mk).
 ifeq ($(HAVE_CUDA),1)
 $(BUILD)/%/tests-cudamodel/um_job: tests/cudamodel/um_job.c $(BUILD)/%/lib/libdao.a
 	@mkdir -p $(@D)
 	$(CC) $(call cflags,$*) $(CUDA_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/$*/lib/libdao.a \
 		$(call ldflags,$*) -lm
+
+$(BUILD)/%/bin/dao-umprobe: tools/gpubench/umprobe.c tools/gpubench/cupti_um.h
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,$*) $(CUDA_CFLAGS) -MMD -MP -o $@ $< $(call ldflags,$*) -ldl
+CUDAMODEL_UMPROBE_rel := $(UMPROBE_BIN)
+CUDAMODEL_UMPROBE_asan := $(BUILD)/asan/bin/dao-umprobe
+CUDAMODEL_UMPROBE_tsan := $(BUILD)/tsan/bin/dao-umprobe
+# The collector is preloaded in rel only: a sanitizer's runtime must come
+# first among a program's libraries.
+CUDAMODEL_UMTRACE_rel := $(UMTRACE_SO)
 endif
 
 # dao-bench for each variant (rel is the product's, tools/bench/bench.mk):
@@ -68,7 +80,8 @@ CUDAMODEL_RUN_tsan := setarch $(shell uname -m) -R
 
 define cudamodel_check
 .PHONY: check-cudamodel-$(1)
-check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1)) $(BUILD)/$(1)/tests/test_cuda_fallback $(CUDAMODEL_BENCH_$(1))
+check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1)) $(BUILD)/$(1)/tests/test_cuda_fallback $(CUDAMODEL_BENCH_$(1)) \
+		$(BUILD)/$(1)/tests-cudamodel/um_job $(CUDAMODEL_UMPROBE_$(1)) $(CUDAMODEL_UMTRACE_$(1))
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel $(CUDAMODEL_GPU_ENV) $(CUDAMODEL_RUN_$(1)) \
 		prove -f $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(GPU_TESTS_$(1))
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel $(CUDAMODEL_GPU_ENV) DAO_TEST_PROGRAMS=1 \
@@ -80,6 +93,10 @@ check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(BUILD)/$(1)/tests-cudamodel/te
 		prove -f $(BUILD)/$(1)/tests/test_cuda_fallback
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_BENCH=$(CUDAMODEL_BENCH_$(1)) $(CUDAMODEL_RUN_$(1)) \
 		prove -f --exec bash tests/cudamodel/bench_copy.t
+	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_BENCH=$(CUDAMODEL_BENCH_$(1)) \
+		UM_JOB=$(BUILD)/$(1)/tests-cudamodel/um_job UM_PROBE=$(CUDAMODEL_UMPROBE_$(1)) \
+		UM_TRACE_SO=$(abspath $(CUDAMODEL_UMTRACE_$(1))) $(CUDAMODEL_RUN_$(1)) \
+		prove -f --exec bash tests/cudamodel/um_experiments.t
 check-cudamodel: check-cudamodel-$(1)
 endef
 $(foreach v,rel asan tsan,$(eval $(call cudamodel_check,$(v))))

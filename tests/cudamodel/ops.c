@@ -376,3 +376,29 @@ cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, siz
 	cm_unlock();
 	return cudaSuccess;
 }
+
+/* As many prefetches, each checked as cudaMemPrefetchAsync checks one. */
+cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count,
+				      struct cudaMemLocation *locs, size_t *loc_idx, size_t nlocs,
+				      unsigned long long flags, cudaStream_t sh)
+{
+	static const char call[] = "cudaMemPrefetchBatchAsync";
+	size_t l = 0;
+
+	if (!dptrs || !sizes || !count || !locs || !loc_idx || !nlocs || nlocs > count ||
+	    loc_idx[0] != 0 || flags)
+		return cm_misuse(call, cudaErrorInvalidValue, "malformed batch");
+	for (size_t i = 1; i < nlocs; i++)
+		if (loc_idx[i] <= loc_idx[i - 1] || loc_idx[i] >= count)
+			return cm_misuse(call, cudaErrorInvalidValue, "bad location index %zu", i);
+	for (size_t i = 0; i < count; i++) {
+		cudaError_t err;
+
+		while (l + 1 < nlocs && loc_idx[l + 1] <= i)
+			l++;
+		err = cudaMemPrefetchAsync(dptrs[i], sizes[i], locs[l], 0, sh);
+		if (err != cudaSuccess)
+			return err;
+	}
+	return cudaSuccess;
+}

@@ -34,6 +34,9 @@ struct cu_engines {
 	struct cu_engine e[DAO_ENGINES];
 	dao_status failure;
 	bool ready; /* streams and events exist */
+	/* DAO_CUDA_REQUEST_LOG (NULL: none): the backend logs its requests
+	 * here, the engines when they see the copy engines' work done. */
+	struct cu_log *log;
 };
 
 /* Whether err is cudaSuccess; otherwise log "what" with CUDA's reason. */
@@ -56,6 +59,11 @@ void cu_unbind(const struct cu_engines *g, int prev);
 void cu_order(struct cu_engines *g, enum dao_engine e, const dao_fence *f);
 /* End the latest submission on e: its sequence number. */
 uint64_t cu_record(struct cu_engines *g, enum dao_engine e);
+/* The sequence number the next cu_record on e returns (for the log). */
+static inline uint64_t cu_next_seq(const struct cu_engines *g, enum dao_engine e)
+{
+	return g->e[e].submitted + 1;
+}
 /* Block until fence f is reached; the first failure seen, else DAO_OK. */
 dao_status cu_wait(struct cu_engines *g, const dao_fence *f);
 
@@ -64,7 +72,6 @@ dao_status cu_wait(struct cu_engines *g, const dao_fence *f);
 struct cu_backend {
 	struct dao_backend base;
 	struct cu_engines eng;
-	struct cu_log *log; /* DAO_CUDA_REQUEST_LOG; NULL: none */
 };
 dao_status cu_kernel(struct dao_backend *be, const struct dao_kernel_run *k,
 		     const dao_fence *after, uint64_t *seq);

@@ -63,8 +63,8 @@ static bool stage_module(struct cx_backend *x, struct heap_chunk *c, uint64_t al
 	c->raw = c->base = p;
 	c->kind = STAGE_MODULE;
 	c->cookie = handle;
-	if (x->cb.log)
-		cu_log_chunk(x->cb.log, "module-pinned", p, c->bytes);
+	if (x->cb.eng.log)
+		cu_log_chunk(x->cb.eng.log, "module-pinned", p, c->bytes);
 	return true;
 }
 
@@ -82,8 +82,8 @@ static dao_status stage_obtain(void *ctx, uint64_t bytes, uint64_t align, struct
 	if (err == cudaSuccess) {
 		c->raw = c->base = p;
 		c->kind = STAGE_CUDA;
-		if (x->cb.log)
-			cu_log_chunk(x->cb.log, "pinned", p, bytes);
+		if (x->cb.eng.log)
+			cu_log_chunk(x->cb.eng.log, "pinned", p, bytes);
 		return DAO_OK;
 	}
 	if (!x->said_pageable) {
@@ -96,8 +96,8 @@ static dao_status stage_obtain(void *ctx, uint64_t bytes, uint64_t align, struct
 		return DAO_ERR_NOMEM;
 	c->raw = c->base = p;
 	c->kind = STAGE_PAGEABLE;
-	if (x->cb.log)
-		cu_log_chunk(x->cb.log, "pageable", p, bytes);
+	if (x->cb.eng.log)
+		cu_log_chunk(x->cb.eng.log, "pageable", p, bytes);
 	return DAO_OK;
 }
 
@@ -158,9 +158,9 @@ static uint64_t cx_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_
 		cu_order(g, e, after);
 	if (g->failure == DAO_OK) {
 		/* The host copy's address names the buffer, as on cuda-managed. */
-		if (x->cb.log)
-			cu_log_move(x->cb.log, e, e == DAO_ENGINE_H2D ? "memcpy-h2d" : "memcpy-d2h",
-				    why, host, len);
+		if (g->log)
+			cu_log_move(g->log, e, cu_next_seq(g, e),
+				    e == DAO_ENGINE_H2D ? "memcpy-h2d" : "memcpy-d2h", why, host, len);
 		if (e == DAO_ENGINE_H2D)
 			cu_note(g, cudaMemcpyAsync(x->pool + dev_off, host, len,
 						   cudaMemcpyHostToDevice, g->e[e].stream),
@@ -186,7 +186,7 @@ static void cx_destroy(struct dao_backend *be)
 	}
 	cu_unbind(&x->cb.eng, prev);
 	dao_pin_close(x->pin);
-	cu_log_close(x->cb.log);
+	cu_log_close(x->cb.eng.log);
 	free(x);
 }
 
@@ -244,7 +244,7 @@ dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget, struc
 	}
 	if (dao_pin_open(&x->pin) != DAO_OK)
 		x->pin = NULL;
-	x->cb.log = log;
+	x->cb.eng.log = log;
 	if (log && x->pool)
 		cu_log_chunk(log, "device", x->pool, x->cb.base.arena_bytes);
 	src.ctx = x;

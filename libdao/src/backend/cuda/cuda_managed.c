@@ -74,8 +74,8 @@ static dao_status cm_obtain(void *ctx, uint64_t bytes, uint64_t align, struct he
 		cu_ok(cudaFree(p), "cudaFree");
 		return DAO_ERR_BACKEND;
 	}
-	if (x->cb.log)
-		cu_log_chunk(x->cb.log, "managed", (void *)base, bytes);
+	if (x->cb.eng.log)
+		cu_log_chunk(x->cb.eng.log, "managed", (void *)base, bytes);
 	c->raw = p;
 	c->base = (char *)base;
 	c->kind = 0;
@@ -130,8 +130,9 @@ static void prefetch(struct cm_backend *x, enum dao_engine e, void *host, size_t
 	struct cu_engines *g = &x->cb.eng;
 	bool in = e == DAO_ENGINE_H2D;
 
-	if (x->cb.log)
-		cu_log_move(x->cb.log, e, in ? "prefetch-device" : "prefetch-host", why, host, n);
+	if (g->log)
+		cu_log_move(g->log, e, cu_next_seq(g, e), in ? "prefetch-device" : "prefetch-host",
+			    why, host, n);
 	cu_note(g, cudaMemPrefetchAsync(host, n, in ? x->dev_loc : x->host_loc, 0, g->e[e].stream),
 		what);
 }
@@ -163,7 +164,7 @@ static uint64_t cm_discard(struct dao_backend *be, enum dao_engine e, void *host
 	if (cu_bind(g))
 		cu_order(g, e, after);
 	if (g->failure == DAO_OK && x->discard_ok) {
-		uint64_t t = x->cb.log ? cu_log_now() : 0;
+		uint64_t t = g->log ? cu_log_now() : 0;
 		cudaError_t err = cudaMemDiscardAndPrefetchBatchAsync(&p, &n, 1, &loc, &first, 1, 0,
 								      g->e[e].stream);
 
@@ -174,8 +175,8 @@ static uint64_t cm_discard(struct dao_backend *be, enum dao_engine e, void *host
 			x->discard_ok = false;
 		} else {
 			/* Logged once issued: a refused discard asked for nothing. */
-			if (x->cb.log)
-				cu_log_move_at(x->cb.log, t, e,
+			if (g->log)
+				cu_log_move_at(g->log, t, e, cu_next_seq(g, e),
 					       e == DAO_ENGINE_H2D ? "discard-device" : "discard-host",
 					       why, host, n);
 			cu_note(g, err, "cudaMemDiscardAndPrefetchBatchAsync");
@@ -197,7 +198,7 @@ static void cm_destroy(struct dao_backend *be)
 		chunk_heap_fini(&x->big);
 	}
 	cu_unbind(&x->cb.eng, prev);
-	cu_log_close(x->cb.log);
+	cu_log_close(x->cb.eng.log);
 	free(x);
 }
 
@@ -266,7 +267,7 @@ dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64
 		free(x);
 		return st;
 	}
-	x->cb.log = log;
+	x->cb.eng.log = log;
 	src.ctx = x;
 	chunk_heap_init(&x->small, &src, CM_GRANULE, CM_MIN_CHUNK, CM_MAX_CHUNK, &x->managed);
 	chunk_heap_init(&x->big, &src, CM_BLOCK, CM_MIN_CHUNK, CM_MAX_CHUNK, &x->managed);

@@ -114,18 +114,24 @@ dao_status cu_log_open(const char *backend, const char *switches, struct cu_log 
 	return DAO_OK;
 }
 
-void cu_log_move_at(struct cu_log *l, uint64_t t_ns, int e, const char *call,
+void cu_log_move_at(struct cu_log *l, uint64_t t_ns, int e, uint64_t seq, const char *call,
 		    enum dao_move_why why, const void *addr, uint64_t bytes)
 {
-	put(l, "%llu %u %s %s %s 0x%llx %llu\n", (unsigned long long)t_ns, l->id,
-	    e >= 0 && e < DAO_ENGINES ? engine_names[e] : "host", call, why_names[why],
-	    (unsigned long long)(uintptr_t)addr, (unsigned long long)bytes);
+	put(l, "%llu %u %s %s %s 0x%llx %llu %llu\n", (unsigned long long)t_ns, l->id,
+	    engine_names[e], call, why_names[why], (unsigned long long)(uintptr_t)addr,
+	    (unsigned long long)bytes, (unsigned long long)seq);
 }
 
-void cu_log_move(struct cu_log *l, int e, const char *call, enum dao_move_why why,
+void cu_log_done(struct cu_log *l, int e, uint64_t seq)
+{
+	put(l, "%llu %u %s done %llu\n", (unsigned long long)cu_log_now(), l->id,
+	    engine_names[e], (unsigned long long)seq);
+}
+
+void cu_log_move(struct cu_log *l, int e, uint64_t seq, const char *call, enum dao_move_why why,
 		 const void *addr, uint64_t bytes)
 {
-	cu_log_move_at(l, cu_log_now(), e, call, why, addr, bytes);
+	cu_log_move_at(l, cu_log_now(), e, seq, call, why, addr, bytes);
 }
 
 void cu_log_chunk(struct cu_log *l, const char *what, const void *addr, uint64_t bytes)

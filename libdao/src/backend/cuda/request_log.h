@@ -30,13 +30,16 @@ struct cu_log;
  * opened, DAO_ERR_NOMEM. */
 dao_status cu_log_open(const char *backend, const char *switches, struct cu_log **out);
 
-/* One request: on engine e (DAO_ENGINES: none, the host's own), the
- * driver call `call` for reason why, over [addr, addr + bytes), issued
- * now or (_at) at t_ns, a time of cu_log_now's. */
-void cu_log_move(struct cu_log *l, int e, const char *call, enum dao_move_why why,
+/* One request: submission seq on engine e (H2D or D2H), the driver call
+ * `call` for reason why, over [addr, addr + bytes), issued now or (_at)
+ * at t_ns, a time of cu_log_now's. */
+void cu_log_move(struct cu_log *l, int e, uint64_t seq, const char *call, enum dao_move_why why,
 		 const void *addr, uint64_t bytes);
-void cu_log_move_at(struct cu_log *l, uint64_t t_ns, int e, const char *call,
+void cu_log_move_at(struct cu_log *l, uint64_t t_ns, int e, uint64_t seq, const char *call,
 		    enum dao_move_why why, const void *addr, uint64_t bytes);
+/* Every submission on engine e up to seq is seen done, now: what was
+ * asked of the driver by then has happened. */
+void cu_log_done(struct cu_log *l, int e, uint64_t seq);
 /* CLOCK_MONOTONIC in nanoseconds: the log's clock. */
 uint64_t cu_log_now(void);
 /* Memory the backend obtained (`what`: "managed", "pinned", ...). */
