@@ -12,13 +12,14 @@
 #
 # Environment: UM_JOB, UM_PROBE, DAO_BENCH (the binaries of the variant
 # under test), UM_TRACE_SO (the collector; unset in sanitizer variants,
-# whose programs cannot preload it), UM_ANALYZE.
+# whose programs cannot preload it), UM_ANALYZE, UM_EXPERIMENTS.
 set -u
 
 job=${UM_JOB:-build/rel/tests-cudamodel/um_job}
 probe=${UM_PROBE:-build/bin/dao-umprobe}
 bench=${DAO_BENCH:-build/bin/dao-bench}
 analyze=${UM_ANALYZE:-tools/gpubench/um-analyze.pl}
+experiments=${UM_EXPERIMENTS:-tools/gpubench/um-experiments.sh}
 trace_so=${UM_TRACE_SO:-}
 unset DAO_BACKEND DAO_DEVICE_BUDGET DAO_HOST_BUDGET DAO_POLICY DAO_LOOKAHEAD DAO_SUMMARY DAO_LOG \
 	DAO_CUDA_MANAGED DAO_CUDA_REQUEST_LOG DAO_UMTRACE DAO_UMTRACE_RECORDS DAO_UMTRACE_CUPTI
@@ -146,6 +147,33 @@ if [ -n "$trace_so" ]; then
 	LD_PRELOAD=$trace_so /bin/true
 	ok $? "without DAO_UMTRACE it does nothing"
 fi
+
+# ---------------------------------------------------------------- the call's script
+# A rehearsal of um-experiments.sh with um_job standing in for dao-cholesky
+# (which needs cuBLAS): the probe, three managed variants, their analyses
+# from the model's records, side by side, in one JSON file.
+DAO_UM_JOB=$job DAO_UM_BIN=$(dirname "$probe") DAO_UM_LIB=${trace_so:+$(dirname "$trace_so")} \
+	DAO_UM_PROBE_MIB=8 bash "$experiments" "$tmp/exp.json" >"$tmp/exp.out" 2>"$tmp/exp.err"
+ok $? "um-experiments.sh, rehearsed against the model: exit 0"
+want_errors=
+[ -n "$trace_so" ] || want_errors="libdao-umtrace.so not found: runs without CUPTI records"
+json_ok "$tmp/exp.json" '
+	@{$j->{probe}{steps}} == 37 && !@{$j->{skipped}} &&
+	join(",", @{$j->{errors}}) eq "'"$want_errors"'" &&
+	join(",", sort keys %{$j->{runs}}) eq "managed-default,managed-no-advise,managed-no-discard" &&
+	!grep({ $_->{job}{exit} != 0 || !$_->{analysis}{goal}{met} ||
+		$_->{analysis}{log}{backends}[0]{backend} ne "cuda-managed" } values %{$j->{runs}}) &&
+	$j->{runs}{"managed-no-discard"}{analysis}{log}{backends}[0]{switches} eq "no-discard" &&
+	$j->{compare}{variants}{"managed-no-advise"}{met}'
+ok $? "its JSON: the probe, each variant's job, log and analysis, side by side"
+DAO_EVIDENCE_DEADLINE=$(($(date +%s) + 8)) DAO_UM_JOB=$job DAO_UM_BIN=$(dirname "$probe") \
+	DAO_UM_LIB= bash "$experiments" "$tmp/late.json" >/dev/null 2>&1
+ok $? "with 8 s to the deadline: exit 0"
+json_ok "$tmp/late.json" '!$j->{probe} && !$j->{runs} && @{$j->{skipped}} == 4 &&
+	$j->{skipped}[0] =~ /^probe: \d+s left before the deadline, wants up to 90s$/'
+ok $? "every step skipped, said so, and the file written"
+bash "$experiments" >/dev/null 2>&1
+ok "$(test $? = 2; echo $?)" "um-experiments.sh without OUTFILE: usage"
 
 # ---------------------------------------------------------------- fixtures
 # Each is a request log and a records file written for one rule of the

@@ -46,3 +46,11 @@ $(UMPROBE_BIN): tools/gpubench/umprobe.c tools/gpubench/cupti_um.h
 
 all: $(UMTRACE_SO) $(UMPROBE_BIN)
 endif
+
+# What the GPU machine needs of these, for `make gpu-bundle` (defined with
+# tools/gpubench/gpu-evidence.sh; appended to here).
+ifeq ($(HAVE_CUDA),1)
+GPU_BUNDLE_BINS    += $(UMPROBE_BIN)
+GPU_BUNDLE_LIBS    += $(UMTRACE_SO)
+endif
+GPU_BUNDLE_SCRIPTS += tools/gpubench/um-experiments.sh tools/gpubench/um-analyze.pl
