@@ -210,16 +210,15 @@ static void on_segv(int sig, siginfo_t *si, void *uc_)
 		/* No clock given: the host's, checked but not recorded (no
 		 * allocation in a signal handler). */
 		cm_check(addr, 1, write, -1, NULL, &site, write ? "host write" : "host read");
-		/* A CPU page fault either way: a migration back, or the
-		 * driver populating the pages a discard left without any. */
-		cm_um_record(CM_UM_CPU_FAULT, addr, (uint64_t)(uintptr_t)site.pc[0], 0);
-		if (a->page[pg] & PG_POISON) {
-			cm_poison_drop_page(a, pg);
-			if (!(a->page[pg] & PG_DEVICE))
-				model.n.host_populations++;
-		} else if (a->page[pg] & PG_EMPTY) {
+		/* A CPU page fault on a real driver: a migration back, or the
+		 * driver populating a page without one. (A page closed only to
+		 * catch reads of discarded bytes has its page: no fault.) */
+		if (a->page[pg] & (PG_DEVICE | PG_EMPTY))
+			cm_um_record(CM_UM_CPU_FAULT, addr, (uint64_t)(uintptr_t)site.pc[0], 0);
+		if ((a->page[pg] & (PG_DEVICE | PG_EMPTY)) == PG_EMPTY)
 			model.n.host_populations++;
-		}
+		if (a->page[pg] & PG_POISON)
+			cm_poison_drop_page(a, pg);
 		a->page[pg] &= (uint8_t)~PG_EMPTY;
 		if (a->page[pg] & PG_DEVICE) {
 			model.n.host_faults++;

@@ -45,7 +45,8 @@ enum cm_kind { CM_DEVICE, CM_MANAGED, CM_HOSTALLOC, CM_REGISTERED };
 #define PG_ACCESSED 16u /* accessed-by the device: host pages mapped remotely */
 /* On the host with no physical page yet (never touched since allocated):
  * the host's first touch is a CPU page fault that populates it. A page
- * that moved either way has one. */
+ * that was prefetched or discarded either way has one where it went (as
+ * documented: both populate and map at their destination). */
 #define PG_EMPTY 32u
 /* What keeps the caller's mapping of a page closed (PROT_NONE). */
 #define PG_CLOSED (PG_DEVICE | PG_POISON | PG_EMPTY)

@@ -109,6 +109,10 @@ void cm_op_run(struct cm_op *op)
 		if (op->kind == OP_PREFETCH) {
 			model.n.prefetch_migrations += moved;
 		} else {
+			/* Populated where they go, as a prefetch's are
+			 * (cudaMemDiscardAndPrefetchBatchAsync is documented
+			 * as a discard and a prefetch): whether the driver
+			 * does is for dao-umprobe to find out. */
 			model.n.discards += n;
 			memset(op->m->alias + op->off, POISON_BYTE, op->len);
 			cm_poison_set(op->m, op->off, op->len, &op->site);

@@ -91,10 +91,24 @@ json_ok "$tmp/noadvise.json" '$j->{goal}{met}'
 ok $? "no-advise: every migration asked for"
 for bad in bogus "no-discard," ",no-advise" "no-discard,,no-advise" "No-Discard"; do
 	DAO_CUDA_MANAGED=$bad "$job" >"$tmp/bad.out" 2>"$tmp/bad.err"
-	ok "$(test $? = 1 && grep -q "DAO_CUDA_MANAGED=$bad: '.*' is not a switch (a comma-separated list of no-discard, no-accessed-by, no-preferred-host, no-advise)" "$tmp/bad.err" &&
+	ok "$(test $? = 1 && grep -q "DAO_CUDA_MANAGED=$bad: '.*' is not a switch (a comma-separated list of no-discard, no-accessed-by, no-preferred-host, split-to-host, no-advise)" "$tmp/bad.err" &&
 		grep -q 'configuration' "$tmp/bad.err"; echo $?)" \
 		"DAO_CUDA_MANAGED='$bad': dao_open refuses it, naming the variable and the switches"
 done
+# Evictions of 8 MiB buffers cut into four slices of 2 MiB, each on its
+# own stream (the model checks their order against everything else).
+DAO_CUDA_MANAGED=split-to-host DAO_CUDA_REQUEST_LOG=$tmp/split.log \
+	DAO_CUDAMODEL_UM_RECORDS=$tmp/split.rec "$bench" copy --json --backend cuda-managed \
+	--buffer-bytes 8M --buffers 4 --rounds 1 >"$tmp/split.json" 2>"$tmp/split.err"
+ok $? "DAO_CUDA_MANAGED=split-to-host: dao-bench copy's data comes back unchanged"
+ok "$(perl -ne '
+	next unless /^\d+ \d+ d2h prefetch-host \S+ 0x[0-9a-f]+ (\d+) (\d+)$/;
+	$bad++ if $1 != 2 << 20; $n{$2}++;
+	END { $bad++ if !%n || grep { $_ != 4 } values %n; exit($bad ? 1 : 0) }' "$tmp/split.log"; echo $?)" \
+	"split-to-host: every eviction of 8 MiB is four 2 MiB prefetches under one number"
+perl "$analyze" --log "$tmp/split.log" --records "$tmp/split.rec" >"$tmp/split.ajson"
+json_ok "$tmp/split.ajson" '$j->{goal}{met} && $j->{migrations_asked}{dtoh}{"prefetch-host"}{user}{bytes} > 0'
+ok $? "split-to-host: every migration asked for"
 DAO_CUDA_REQUEST_LOG=$tmp/no/such/dir/log "$job" >"$tmp/nolog.out" 2>"$tmp/nolog.err"
 ok "$(test $? = 1 && grep -q "DAO_CUDA_REQUEST_LOG: cannot open $tmp/no/such/dir/log: No such file or directory" "$tmp/nolog.err"; echo $?)" \
 	"a request log that cannot be written: dao_open fails, saying why"
@@ -160,7 +174,7 @@ want_errors=
 json_ok "$tmp/exp.json" '
 	@{$j->{probe}{steps}} == 37 && !@{$j->{skipped}} &&
 	join(",", @{$j->{errors}}) eq "'"$want_errors"'" &&
-	join(",", sort keys %{$j->{runs}}) eq "managed-default,managed-no-advise,managed-no-discard" &&
+	join(",", sort keys %{$j->{runs}}) eq "managed-default,managed-no-advise,managed-no-discard,managed-split-to-host" &&
 	!grep({ $_->{job}{exit} != 0 || !$_->{analysis}{goal}{met} ||
 		$_->{analysis}{log}{backends}[0]{backend} ne "cuda-managed" } values %{$j->{runs}}) &&
 	$j->{runs}{"managed-no-discard"}{analysis}{log}{backends}[0]{switches} eq "no-discard" &&
@@ -169,7 +183,7 @@ ok $? "its JSON: the probe, each variant's job, log and analysis, side by side"
 DAO_EVIDENCE_DEADLINE=$(($(date +%s) + 8)) DAO_UM_JOB=$job DAO_UM_BIN=$(dirname "$probe") \
 	DAO_UM_LIB= bash "$experiments" "$tmp/late.json" >/dev/null 2>&1
 ok $? "with 8 s to the deadline: exit 0"
-json_ok "$tmp/late.json" '!$j->{probe} && !$j->{runs} && @{$j->{skipped}} == 4 &&
+json_ok "$tmp/late.json" '!$j->{probe} && !$j->{runs} && @{$j->{skipped}} == 5 &&
 	$j->{skipped}[0] =~ /^probe: \d+s left before the deadline, wants up to 90s$/'
 ok $? "every step skipped, said so, and the file written"
 bash "$experiments" >/dev/null 2>&1

@@ -10,10 +10,10 @@
  * What the model says of itself, in CUPTI's terms: a prefetch's pages are
  * migrations of cause "user", the card's evictions of cause "eviction", a
  * fault's migrations of cause "coherence"; a host touch of a card page or
- * of discarded bytes is a CPU page fault, a device touch of a host page it
- * has no mapping for a GPU page fault, a read over the bus a remote map. A
- * discard moves nothing and says nothing: what the real driver reports for
- * one is what the experiments on a GPU find out.
+ * of a page never populated is a CPU page fault, a device touch of a host
+ * page it has no mapping for a GPU page fault, a read over the bus a
+ * remote map. A discard moves no bytes and says nothing: what the real
+ * driver reports for one is what the experiments on a GPU find out.
  *
  * Records go into memory mapped once (a fault may be recorded inside the
  * model's signal handler, where nothing may be allocated); what does not

@@ -64,7 +64,7 @@ my %move_call = ('prefetch-device' => 'device', 'prefetch-host' => 'host',
 		 'discard-device' => 'device', 'discard-host' => 'host');
 my %other_call = map { $_ => 1 } qw(memcpy-h2d memcpy-d2h);
 my %why = map { $_ => 1 } qw(fetch prefetch evict write-back output dead host free);
-my (@req, @windows, @chunks, %open_window, %backends, %requested, %done);
+my (@req, @windows, @chunks, @fresh, %open_window, %backends, %requested, %done);
 
 for my $file (@logs) {
 	open(my $f, '<', $file) or bad($file, 0, "cannot read: $!");
@@ -90,6 +90,7 @@ for my $file (@logs) {
 			or bad($file, $n, "'$call' with" . (defined $seq ? '' : 'out') . ' a sequence number');
 		if ($call =~ /^chunk-(\S+)$/) {
 			push @chunks, [$addr, $addr + $bytes, $1];
+			push @fresh, { t => $t, lo => $addr, hi => $addr + $bytes };
 		} elsif ($call =~ /^host-(write|read)(-done)?$/) {
 			my $key = "$id $1 $addr $bytes";
 			if (!$2) {
@@ -185,20 +186,28 @@ sub in_window {
 }
 
 # ------------------------------------------------------------ one timeline
-# Requests enter at their issue time less the tolerance, records at their
-# start; at equal times requests first.
-my @events = ((map { [$_->{t} - $tol, 0, $_] } @req), (map { [$_->{t}, 1, $_] } @rec));
+# Requests and new chunks (memory a closed backend gave back may come
+# again at the same address) enter at their time less the tolerance,
+# records at their start; at equal times chunks, then requests.
+my @events = ((map { [$_->{t} - $tol, -1, $_] } @fresh), (map { [$_->{t} - $tol, 0, $_] } @req),
+	      (map { [$_->{t}, 1, $_] } @rec));
 @events = sort { $a->[0] <=> $b->[0] || $a->[1] <=> $b->[1] } @events;
 
-my (%pending, %last);   # per granule: {device => [...], host => [...]}; last request
+# Per granule: the pending requests by direction; every request so far.
+my (%pending, %history);
 my (%asked, %unasked, %cpu, %gpu, %remote, %other, %throughput);
 my ($within_tol, $other_cause_bytes) = (0, 0);
 my %tally_zero = (count => 0, bytes => 0);
 
+# What libdao last asked of granule g before time t (not within the
+# tolerance after it: that is what a record's start cannot precede).
 sub state_of {
-	my ($g) = @_;
-	my $r = $last{$g};
-	return 'never-moved' unless $r;
+	my ($g, $t) = @_;
+	my $h = $history{$g} || [];
+	my $i = $#$h;
+	$i-- while $i >= 0 && $h->[$i]{t} > $t;
+	return 'never-moved' if $i < 0;
+	my $r = $h->[$i];
 	return {
 		'discard-host' => 'after-discard-to-host', 'prefetch-host' => 'after-prefetch-to-host',
 		'discard-device' => 'left-on-device', 'prefetch-device' => 'left-on-device',
@@ -225,10 +234,17 @@ sub add {
 
 for my $e (@events) {
 	my $x = $e->[2];
+	if ($e->[1] < 0) {
+		for my $gb (granules($x->{lo}, $x->{hi})) {
+			delete $pending{ $gb->[0] };
+			delete $history{ $gb->[0] };
+		}
+		next;
+	}
 	if ($e->[1] == 0) {
 		for my $gb (granules($x->{lo}, $x->{hi})) {
 			push @{ $pending{$gb->[0]}{ $x->{to} } }, { r => $x, left => $gb->[1] };
-			$last{ $gb->[0] } = $x;
+			push @{ $history{ $gb->[0] } }, $x;
 		}
 		next;
 	}
@@ -257,7 +273,7 @@ for my $e (@events) {
 			} else {
 				my $where = !libdao_memory($x->{lo}) ? 'foreign'
 					: in_window($g * $GRANULE, $x->{t}) ? 'in-host-access'
-					: state_of($g);
+					: state_of($g, $x->{t});
 				add($unasked{$k}{ $x->{cause} }{total} ||= {%tally_zero}, $bytes);
 				add($unasked{$k}{ $x->{cause} }{$where} ||= {%tally_zero}, $bytes);
 				add($other{unasked} ||= {%tally_zero}, $bytes) if $x->{cause} ne 'user';
@@ -270,10 +286,10 @@ for my $e (@events) {
 			: $win ? "in-host-$win" : 'outside-host-access';
 		$cpu{total}++;
 		$cpu{$where}{total}++;
-		$cpu{$where}{ state_of($g) }++ unless $where eq 'foreign';
+		$cpu{$where}{ state_of($g, $x->{t}) }++ unless $where eq 'foreign';
 	} elsif ($k eq 'gpu-fault') {
 		$gpu{total}++;
-		$gpu{ libdao_memory($x->{lo}) ? state_of(int($x->{lo} / $GRANULE)) : 'foreign' }++;
+		$gpu{ libdao_memory($x->{lo}) ? state_of(int($x->{lo} / $GRANULE), $x->{t}) : 'foreign' }++;
 	} elsif ($k eq 'remote-map') {
 		add($remote{ $x->{cause} } ||= {%tally_zero}, $x->{value});
 	} else {

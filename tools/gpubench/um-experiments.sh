@@ -6,8 +6,9 @@
 #  1. dao-umprobe: one managed-memory primitive at a time, timed, with the
 #     CUPTI records each caused;
 #  2. dao-cholesky at 2x oversubscription (--warm-up) on cuda-managed in
-#     three variants, the same matrix each time: default, no-discard and
-#     no-advise (DAO_CUDA_MANAGED), each with libdao's request log
+#     four variants, the same matrix each time: default, no-discard,
+#     no-advise and split-to-host (DAO_CUDA_MANAGED), each with libdao's
+#     request log
 #     (DAO_CUDA_REQUEST_LOG) and the CUPTI collector preloaded
 #     (libdao-umtrace.so: DAO_UMTRACE, DAO_UMTRACE_RECORDS); and once on
 #     cuda-explicit, the time to compare with;
@@ -40,8 +41,9 @@
 #                          budget (defaults 1G, 2048, 2 when dao-cholesky has
 #                          a sampled check; else 256M, 1024, 2, whose full
 #                          residual check takes seconds, not a minute)
-#   DAO_UM_VARIANTS        managed variants, "name=switches" (default
-#                          "default= no-discard=no-discard no-advise=no-advise")
+#   DAO_UM_VARIANTS        managed variants, "name=switches" (default "default=
+#                          no-discard=no-discard no-advise=no-advise
+#                          split-to-host=split-to-host")
 #   DAO_UM_JOB             a job to run instead of dao-cholesky (no arguments;
 #                          the explicit run is left out): for rehearsals
 #                          against the CUDA runtime model
@@ -215,7 +217,7 @@ if [ ${#job[@]} -gt 0 ]; then
 	if [ $sampled = 1 ] && ! "$chol" --check sample --help >/dev/null 2>&1; then
 		job=("${job[@]:0:${#job[@]}-2}")
 	fi
-	for v in ${DAO_UM_VARIANTS:-default= no-discard=no-discard no-advise=no-advise}; do
+	for v in ${DAO_UM_VARIANTS:-default= no-discard=no-discard no-advise=no-advise split-to-host=split-to-host}; do
 		run "managed-${v%%=*}" cuda-managed "${v#*=}"
 	done
 	[ -n "${DAO_UM_JOB:-}" ] || run explicit cuda-explicit ""

@@ -25,6 +25,7 @@
 
 #include "backend/cuda/chunk_heap.h"
 #include "backend/cuda/cuda_engines.h"
+#include "backend/cuda/split_prefetch.h"
 #include "backend/cuda/switches.h"
 #include "base/log.h"
 
@@ -41,6 +42,7 @@ struct cm_backend {
 	struct cudaMemLocation dev_loc, host_loc;
 	bool discard_ok; /* the driver discards (and no-discard is off); else dead data migrates */
 	unsigned switches; /* DAO_CUDA_MANAGED (switches.h) */
+	struct split_prefetch split; /* split-to-host */
 	bool said_cap;
 };
 
@@ -130,6 +132,10 @@ static void prefetch(struct cm_backend *x, enum dao_engine e, void *host, size_t
 	struct cu_engines *g = &x->cb.eng;
 	bool in = e == DAO_ENGINE_H2D;
 
+	if (!in && x->split.ready && n >= 2 * CM_BLOCK) {
+		split_prefetch(&x->split, g, e, host, n, x->host_loc, CM_BLOCK, "prefetch-host", why);
+		return;
+	}
 	if (g->log)
 		cu_log_move(g->log, e, cu_next_seq(g, e), in ? "prefetch-device" : "prefetch-host",
 			    why, host, n);
@@ -194,6 +200,7 @@ static void cm_destroy(struct dao_backend *be)
 
 	if (cu_bind_for_teardown(&x->cb.eng, &prev)) {
 		cu_engines_fini(&x->cb.eng);
+		split_prefetch_fini(&x->split);
 		chunk_heap_fini(&x->small);
 		chunk_heap_fini(&x->big);
 	}
@@ -263,6 +270,11 @@ dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64
 	 * allocations (cuBLAS workspaces and the like). */
 	x->managed.limit = free_bytes - free_bytes / 16;
 	st = cu_engines_init(&x->cb.eng, device);
+	if (st == DAO_OK && (switches & CU_SPLIT_TO_HOST)) {
+		st = split_prefetch_init(&x->split);
+		if (st != DAO_OK)
+			cu_engines_fini(&x->cb.eng);
+	}
 	if (st != DAO_OK) {
 		free(x);
 		return st;

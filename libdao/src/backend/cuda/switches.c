@@ -13,17 +13,18 @@ static const struct {
 	{ "no-discard", CU_NO_DISCARD },
 	{ "no-accessed-by", CU_NO_ACCESSED_BY },
 	{ "no-preferred-host", CU_NO_PREFERRED_HOST },
+	{ "split-to-host", CU_SPLIT_TO_HOST },
 	{ "no-advise", CU_NO_ACCESSED_BY | CU_NO_PREFERRED_HOST },
 };
 
 #define N_NAMES (sizeof(names) / sizeof(names[0]))
 /* The single switches, in the order canon lists them. */
-#define N_SINGLE 3
+#define N_SINGLE 4
 
 static dao_status refuse(const char *v, const char *name, size_t n)
 {
 	dao_err("DAO_CUDA_MANAGED=%s: '%.*s' is not a switch (a comma-separated list of "
-		"no-discard, no-accessed-by, no-preferred-host, no-advise)",
+		"no-discard, no-accessed-by, no-preferred-host, split-to-host, no-advise)",
 		v, (int)n, name);
 	return DAO_ERR_CONFIG;
 }

@@ -21,6 +21,9 @@ enum cu_switch {
 	CU_NO_ACCESSED_BY = 1u << 1,
 	/* No cudaMemAdviseSetPreferredLocation (the host) on managed chunks. */
 	CU_NO_PREFERRED_HOST = 1u << 2,
+	/* Prefetches to the host of two blocks or more cut into slices on
+	 * streams of their own (split_prefetch.h). */
+	CU_SPLIT_TO_HOST = 1u << 3,
 };
 
 /* Room for every switch's name in canon (below). */
@@ -28,7 +31,8 @@ enum cu_switch {
 
 /*
  * The switches DAO_CUDA_MANAGED names, comma-separated: no-discard,
- * no-accessed-by, no-preferred-host, and no-advise for both advices. Unset
+ * no-accessed-by, no-preferred-host, split-to-host, and no-advise for both
+ * advices. Unset
  * or empty: none. *out gets the set, canon (CU_SWITCHES_LEN bytes) its
  * names in a fixed order ("" for none). Anything else, an empty name included, is
  * DAO_ERR_CONFIG with a log line naming the variable and what it takes.
