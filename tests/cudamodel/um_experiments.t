@@ -138,10 +138,10 @@ ok "$(test $? = 0 && calls "$tmp/explicit.log" | grep -q 'memcpy-d2h evict;memcp
 "$probe" --mib 8 >"$tmp/probe.json" 2>"$tmp/probe.err"
 ok $? "dao-umprobe runs every step against the model"
 json_ok "$tmp/probe.json" '
-	!$j->{um}{available} && $j->{um}{reason} =~ /model/ && @{$j->{steps}} == 37 &&
+	!$j->{um}{available} && $j->{um}{reason} =~ /model/ && @{$j->{steps}} == 39 &&
 	!grep({ exists $_->{error} || $_->{bytes} != 8 << 20 || !defined $_->{seconds} ||
 		defined $_->{um} } @{$j->{steps}})'
-ok $? "its JSON: 37 steps of 8 MiB, each timed, no error, no CUPTI under the model (said why)"
+ok $? "its JSON: 39 steps of 8 MiB, each timed, no error, no CUPTI under the model (said why)"
 "$probe" --mib 7 >/dev/null 2>"$tmp/probe7.err"
 ok "$(test $? = 2 && grep -q usage "$tmp/probe7.err"; echo $?)" "dao-umprobe --mib 7: refused (even sizes only)"
 DAO_CUDAMODEL_MEM=64M "$probe" --mib 16 >"$tmp/probe-big.json" 2>/dev/null
@@ -172,7 +172,7 @@ ok $? "um-experiments.sh, rehearsed against the model: exit 0"
 want_errors=
 [ -n "$trace_so" ] || want_errors="libdao-umtrace.so not found: runs without CUPTI records"
 json_ok "$tmp/exp.json" '
-	@{$j->{probe}{steps}} == 37 && !@{$j->{skipped}} &&
+	@{$j->{probe}{steps}} == 39 && !@{$j->{skipped}} &&
 	join(",", @{$j->{errors}}) eq "'"$want_errors"'" &&
 	join(",", sort keys %{$j->{runs}}) eq "managed-default,managed-no-advise,managed-no-discard,managed-split-to-host" &&
 	!grep({ $_->{job}{exit} != 0 || !$_->{analysis}{goal}{met} ||

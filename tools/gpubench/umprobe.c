@@ -27,7 +27,7 @@
  * Exit status: 0 every step ran; 1 a step failed; 2 bad argument or too
  * little free device memory; 77 no usable CUDA device.
  *
- * Safety on shared cards: it asks for 3 buffers of managed memory, one of
+ * Safety on shared cards: it asks for 4 buffers of managed memory, one of
  * device memory and one pinned, and refuses unless the card has 8 times a
  * buffer free (cudaMemGetInfo, before anything is allocated), so managed
  * memory never needs the driver's eviction. Nothing about the card is
@@ -52,6 +52,7 @@ struct probe {
 	char *plain;   /* managed, no advice */
 	char *advised; /* managed, libdao's advice */
 	char *fresh;   /* managed, advised, never touched by the host */
+	char *untouched; /* managed, advised, populated by a prefetch to the host */
 	char *pinned;  /* cudaHostAlloc */
 	char *dev;     /* cudaMalloc */
 	struct cudaMemLocation dev_loc, host_loc;
@@ -175,13 +176,14 @@ enum op {
 
 struct step {
 	const char *name;
-	int buf; /* 0 plain, 1 advised, 2 fresh */
+	int buf; /* 0 plain, 1 advised, 2 fresh, 3 untouched */
 	enum op prep[3]; /* untimed, in order; OP_NONE ends */
 	int nprep;
 	enum op op;
 };
 
-static const char *const buf_names[] = { "plain", "advised", "fresh-advised" };
+static const char *const buf_names[] = { "plain", "advised", "fresh-advised",
+					 "untouched-advised" };
 
 /*
  * The sequence: each buffer's state follows from the steps before it on
@@ -212,6 +214,10 @@ static const struct step steps[] = {
 	/* Pages the host never had: populated on the device, then out. */
 	{ "prefetch-to-host-never-on-host", 2, { OP_PREFETCH_DEVICE, OP_DEVICE_MEMSET }, 2,
 	  OP_PREFETCH_HOST },
+	/* Pages nobody had: does a prefetch populate them faster than the
+	 * host's first touch faults them in (host-first-touch)? */
+	{ "prefetch-to-host-never-touched", 3, { 0 }, 0, OP_PREFETCH_HOST },
+	{ "host-write-after-prefetch-of-never-touched", 3, { 0 }, 0, OP_HOST_WRITE },
 	/* Faster ways off the device, on the advised buffer as libdao has it. */
 	{ "memcpy-device-managed-to-pinned", 1, { OP_PREFETCH_DEVICE }, 1, OP_MEMCPY_TO_PINNED },
 	{ "memcpy-pinned-to-device-managed", 1, { 0 }, 0, OP_MEMCPY_FROM_PINNED },
@@ -281,7 +287,7 @@ static void print_step(struct probe *p, const struct step *st, double seconds,
  * timed, the records flushed again. */
 static void run_step(struct probe *p, const struct step *st, bool first)
 {
-	char *bufs[] = { p->plain, p->advised, p->fresh };
+	char *bufs[] = { p->plain, p->advised, p->fresh, p->untouched };
 	char *m = bufs[st->buf];
 	struct cupti_um_counts a, b, d;
 	double t0, seconds = 0;
@@ -320,13 +326,14 @@ static bool setup(struct probe *p)
 	bool ok = CK(p, cudaMallocManaged((void **)&p->plain, p->bytes, cudaMemAttachGlobal)) &&
 		  CK(p, cudaMallocManaged((void **)&p->advised, p->bytes, cudaMemAttachGlobal)) &&
 		  CK(p, cudaMallocManaged((void **)&p->fresh, p->bytes, cudaMemAttachGlobal)) &&
+		  CK(p, cudaMallocManaged((void **)&p->untouched, p->bytes, cudaMemAttachGlobal)) &&
 		  CK(p, cudaHostAlloc((void **)&p->pinned, p->bytes, cudaHostAllocDefault)) &&
 		  CK(p, cudaMalloc((void **)&p->dev, p->bytes)) &&
 		  CK(p, cudaEventCreate(&p->start)) && CK(p, cudaEventCreate(&p->stop));
 
-	/* libdao's advice (cuda_managed.c), on two of the three. */
-	for (int i = 0; i < 2 && ok; i++) {
-		char *m = i ? p->fresh : p->advised;
+	/* libdao's advice (cuda_managed.c), on all but the plain one. */
+	for (int i = 0; i < 3 && ok; i++) {
+		char *m = i == 0 ? p->advised : i == 1 ? p->fresh : p->untouched;
 
 		ok = CK(p, cudaMemAdvise(m, p->bytes, cudaMemAdviseSetPreferredLocation,
 					 p->host_loc)) &&
