@@ -192,12 +192,18 @@ ok "$(test $? = 2; echo $?)" "um-experiments.sh without OUTFILE: usage"
 # ---------------------------------------------------------------- fixtures
 # Each is a request log and a records file written for one rule of the
 # analysis (times in ns, addresses in 64 KiB granules at 0x10000000).
-fix() { # NAME: $tmp/NAME.log and $tmp/NAME.rec from the here-documents
-	cat >"$tmp/$1.log"
-	printf '%s\n' "# dao-umtrace-records 1 clock=monotonic source=fixture dropped=0" \
-		"${recs[@]}" >"$tmp/$1.rec"
-}
+# fix NAME [ANALYSIS OPTIONS]: a log of a backend with one 1 MiB managed
+# chunk at 0x10000000 and the lines on stdin, records ${recs[@]}; the
+# analysis in $tmp/NAME.json.
 head='# dao-cuda-request-log 1 id=1 backend=cuda-managed pid=1 clock=monotonic switches=-'
+fix() {
+	local name=$1
+	shift
+	{ echo "$head"; echo "100 1 - chunk-managed alloc 0x10000000 1048576"; cat; } >"$tmp/$name.log"
+	printf '%s\n' "# dao-umtrace-records 1 clock=monotonic source=fixture dropped=0" \
+		"${recs[@]}" >"$tmp/$name.rec"
+	perl "$analyze" "$@" --log "$tmp/$name.log" --records "$tmp/$name.rec" >"$tmp/$name.json"
+}
 
 # A discard to the host and one to the device, each reported as a
 # migration of another cause than "user" while pending; a prefetch as
@@ -205,15 +211,12 @@ head='# dao-cuda-request-log 1 id=1 backend=cuda-managed pid=1 clock=monotonic s
 recs=("dtoh 1500 1600 0x10000000 65536 coherence" "htod 2500 2600 0x10010000 65536 unknown"
       "htod 3500 3600 0x10020000 65536 user")
 fix discards <<EOF
-$head
-100 1 - chunk-managed alloc 0x10000000 1048576
 1000 1 d2h discard-host dead 0x10000000 65536 1
 2000 1 h2d discard-device output 0x10010000 65536 1
 3000 1 h2d prefetch-device fetch 0x10020000 65536 2
 5000 1 d2h done 1
 5000 1 h2d done 2
 EOF
-perl "$analyze" --log "$tmp/discards.log" --records "$tmp/discards.rec" >"$tmp/discards.json"
 json_ok "$tmp/discards.json" '
 	$j->{goal}{met} && $j->{readings}{"other-migrations-are-discards"}{supported} &&
 	$j->{readings}{"other-migrations-are-discards"}{evidence}{of_discards} == 131072 &&
@@ -224,11 +227,7 @@ ok $? "fixture: migrations of other causes while discards are pending are the di
 # The driver's own prefetch of a page libdao never asked to move, and a
 # GPU fault.
 recs=("htod 1500 1600 0x10030000 65536 prefetch" "gpu-fault 1700 1800 0x10030000 1 read")
-fix driver <<EOF
-$head
-100 1 - chunk-managed alloc 0x10000000 1048576
-EOF
-perl "$analyze" --log "$tmp/driver.log" --records "$tmp/driver.rec" >"$tmp/driver.json"
+fix driver </dev/null
 json_ok "$tmp/driver.json" '
 	!$j->{goal}{met} && $j->{migrations_not_asked}{htod}{prefetch}{"never-moved"}{bytes} == 65536 &&
 	$j->{gpu_faults}{"never-moved"} == 1 && $j->{readings}{"driver-migrates-on-its-own"}{supported} &&
@@ -239,15 +238,12 @@ ok $? "fixture: a migration of the driver's own cause and a GPU fault are not li
 recs=("dtoh 4000 4100 0x10000000 65536 user" "htod 4200 4300 0x10000000 65536 user"
       "dtoh 4400 4500 0x10000000 65536 user")
 fix pipelined <<EOF
-$head
-100 1 - chunk-managed alloc 0x10000000 1048576
 1000 1 d2h prefetch-host evict 0x10000000 65536 1
 2000 1 h2d prefetch-device fetch 0x10000000 65536 1
 3000 1 d2h prefetch-host evict 0x10000000 65536 2
 9000 1 d2h done 2
 9000 1 h2d done 1
 EOF
-perl "$analyze" --log "$tmp/pipelined.log" --records "$tmp/pipelined.rec" >"$tmp/pipelined.json"
 json_ok "$tmp/pipelined.json" '$j->{goal}{met} && $j->{migrations_asked}{dtoh}{"prefetch-host"}{user}{count} == 2'
 ok $? "fixture: requests queued ahead of their migrations are each matched once, in order"
 
@@ -256,13 +252,10 @@ ok $? "fixture: requests queued ahead of their migrations are each matched once,
 recs=("dtoh 6000000 6100000 0x10000000 65536 coherence"
       "htod 7950000 8000000 0x10010000 65536 user")
 fix expiry <<EOF
-$head
-100 1 - chunk-managed alloc 0x10000000 1048576
 1000000 1 d2h prefetch-host evict 0x10000000 65536 1
 2000000 1 d2h done 1
 8000000 1 h2d prefetch-device fetch 0x10010000 65536 1
 EOF
-perl "$analyze" --log "$tmp/expiry.log" --records "$tmp/expiry.rec" >"$tmp/expiry.json"
 json_ok "$tmp/expiry.json" '
 	$j->{goal}{migrations_not_asked} == 1 && $j->{migrations_not_asked}{dtoh}{coherence}{total}{count} == 1 &&
 	$j->{matched_within_tolerance} == 1'
@@ -276,9 +269,7 @@ ok $? "fixture: with no tolerance it does not"
 # outside any host access.
 recs=("cpu-fault 1500 1500 0x10000000 0 -" "cpu-fault 3500 3500 0x10010000 0 -"
       "cpu-fault 5000 5000 0x10020000 0 -")
-fix faults <<EOF
-$head
-100 1 - chunk-managed alloc 0x10000000 1048576
+fix faults --tolerance-us 0 <<EOF
 1000 1 h2d prefetch-device fetch 0x10000000 65536 1
 1100 1 host host-read host 0x10000000 65536
 1900 1 host host-read-done host 0x10000000 65536
@@ -286,7 +277,6 @@ $head
 3000 1 host host-write host 0x10010000 65536
 4000 1 host host-write-done host 0x10010000 65536
 EOF
-perl "$analyze" --tolerance-us 0 --log "$tmp/faults.log" --records "$tmp/faults.rec" >"$tmp/faults.json"
 json_ok "$tmp/faults.json" '
 	!$j->{goal}{met} && $j->{cpu_faults}{"in-host-read"}{"left-on-device"} == 1 &&
 	$j->{cpu_faults}{"in-host-write"}{"after-discard-to-host"} == 1 &&
