@@ -178,8 +178,10 @@ json_ok "$tmp/exp.json" '
 	!grep({ $_->{job}{exit} != 0 || !$_->{analysis}{goal}{met} ||
 		$_->{analysis}{log}{backends}[0]{backend} ne "cuda-managed" } values %{$j->{runs}}) &&
 	$j->{runs}{"managed-no-discard"}{analysis}{log}{backends}[0]{switches} eq "no-discard" &&
-	$j->{compare}{variants}{"managed-no-advise"}{met}'
-ok $? "its JSON: the probe, each variant's job, log and analysis, side by side"
+	$j->{compare}{variants}{"managed-no-advise"}{met} &&
+	$j->{compare}{eviction_gb_per_s}{pinned_over_prefetch} > 0 &&
+	keys %{$j->{compare}{eviction_gb_per_s}} == 6'
+ok $? "its JSON: the probe, each variant's job, log and analysis, side by side, and the probe's ways off the device"
 DAO_EVIDENCE_DEADLINE=$(($(date +%s) + 8)) DAO_UM_JOB=$job DAO_UM_BIN=$(dirname "$probe") \
 	DAO_UM_LIB= bash "$experiments" "$tmp/late.json" >/dev/null 2>&1
 ok $? "with 8 s to the deadline: exit 0"

@@ -271,8 +271,9 @@ for my $e (@events) {
 				my $o = $pending{$g}{$away} ||= [];
 				shift @$o while @$o && $o->[0]{r}{t} < $p->{r}{t};
 			} else {
-				my $where = !libdao_memory($x->{lo}) ? 'foreign'
-					: in_window($g * $GRANULE, $x->{t}) ? 'in-host-access'
+				my $at = $g * $GRANULE > $x->{lo} ? $g * $GRANULE : $x->{lo};
+				my $where = !libdao_memory($at) ? 'foreign'
+					: in_window($at, $x->{t}) ? 'in-host-access'
 					: state_of($g, $x->{t});
 				add($unasked{$k}{ $x->{cause} }{total} ||= {%tally_zero}, $bytes);
 				add($unasked{$k}{ $x->{cause} }{$where} ||= {%tally_zero}, $bytes);

@@ -244,6 +244,20 @@ perl -MJSON::PP -e '
 		$c{$name} = \%r;
 	}
 	$o{variants} = \%c;
+	# Eviction throughput (goal: within 1.5x of pinned copies), from the
+	# probe: the advised buffer as libdao has it, each way off the device.
+	my $p = slurp("$dir/probe.json");
+	if ($p && $p->{steps}) {
+		my %g = map { ($_->{buffer} eq "advised" ? "" : "$_->{buffer}:") . $_->{name} =>
+			      $_->{gb_per_s} } grep { defined $_->{gb_per_s} } @{ $p->{steps} };
+		my $ex = $g{"explicit-memcpy-device-to-pinned"};
+		my %e = map { $_ => $g{$_} } grep { defined $g{$_} } ("prefetch-to-host-again",
+			"prefetch-to-host-4-streams", "prefetch-to-host-batch-of-8",
+			"memcpy-device-managed-to-pinned", "explicit-memcpy-device-to-pinned");
+		$e{pinned_over_prefetch} = $ex / $e{"prefetch-to-host-again"}
+			if $ex && $e{"prefetch-to-host-again"};
+		$o{eviction_gb_per_s} = \%e;
+	}
 	# Discards are the other migrations if those vanish with them.
 	my ($d, $n) = ($c{"managed-default"}, $c{"managed-no-discard"});
 	if ($d && $n && $d->{other_cause_bytes} && defined $n->{other_cause_bytes}) {

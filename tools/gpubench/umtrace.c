@@ -13,6 +13,9 @@
  *                               times on CLOCK_MONOTONIC like libdao's
  *                               request log (DAO_CUDA_REQUEST_LOG)
  *   DAO_UMTRACE_CUPTI=<path>    the CUPTI library, if not on the usual paths
+ *   DAO_UMTRACE_MAX_RECORDS=<n> records kept for DAO_UMTRACE_RECORDS (default
+ *                               16M, 40 bytes each); the rest are counted
+ *                               ("not_kept") and reported as dropped there
  *
  * Without DAO_UMTRACE it does nothing. CUPTI's unified-memory records can
  * be enabled only once the context exists: a resource callback enables
@@ -158,8 +161,17 @@ static void start(void)
 	const char *m = getenv("DAO_UMTRACE_MAX_RECORDS");
 	CUptiResult res;
 
-	if (m && *m)
-		max_kept = strtoull(m, NULL, 10);
+	if (m && *m) {
+		char *end;
+
+		max_kept = strtoull(m, &end, 10);
+		if (*end || !max_kept) {
+			snprintf(reason_buf, sizeof(reason_buf),
+				 "DAO_UMTRACE_MAX_RECORDS=%s: not a positive number", m);
+			reason = reason_buf;
+			return;
+		}
+	}
 	if (!cupti_um_load(&reason, reason_buf, sizeof(reason_buf)))
 		return;
 	cupti_um_state.sink = keep;
