@@ -75,15 +75,18 @@ static void check_at_exit(void)
 		fprintf(stderr,
 			"cudamodel: card %llu, peak %llu (managed %llu); pages: %llu prefetched, "
 			"%llu discarded, %llu device faults, %llu host faults, %llu fault "
-			"migrations, %llu remote, %llu evicted; %llu refused calls\n",
+			"migrations, %llu remote, %llu evicted, %llu host populations; %llu "
+			"refused calls\n",
 			(unsigned long long)c.card_bytes, (unsigned long long)c.device_bytes_peak,
 			(unsigned long long)c.managed_device_peak,
 			(unsigned long long)c.prefetch_migrations, (unsigned long long)c.discards,
 			(unsigned long long)c.device_faults, (unsigned long long)c.host_faults,
 			(unsigned long long)c.fault_migrations, (unsigned long long)c.remote_accesses,
-			(unsigned long long)c.evictions, (unsigned long long)c.misuses);
+			(unsigned long long)c.evictions, (unsigned long long)c.host_populations,
+			(unsigned long long)c.misuses);
 	}
 
+	cm_um_write();
 	if (n && !(ok && *ok == '1')) {
 		fprintf(stderr, "cudamodel: %llu refused call(s): failing the process\n",
 			(unsigned long long)n);
@@ -104,6 +107,7 @@ static void init(void)
 	model.n.card_bytes = model.card;
 	pthread_key_create(&host_key, host_gone);
 	cm_mem_init();
+	cm_um_init();
 	cm_streams_init();
 	atexit(check_at_exit);
 	model.ready = true;

@@ -9,7 +9,8 @@ ifeq ($(HAVE_CUDA),1)
 # make) are libraries of their own beside it, with the real sonames and
 # version nodes; they reach the runtime model through cudamodel_lib.h.
 CUDAMODEL_LIB_SRCS := tests/cudamodel/cublas.c tests/cudamodel/cusolver.c
-CUDAMODEL_SRCS := $(sort $(filter-out tests/cudamodel/test_%.c $(CUDAMODEL_LIB_SRCS),$(wildcard tests/cudamodel/*.c)))
+CUDAMODEL_SRCS := $(sort $(filter-out tests/cudamodel/test_%.c tests/cudamodel/um_job.c $(CUDAMODEL_LIB_SRCS),\
+                    $(wildcard tests/cudamodel/*.c)))
 cudamodel_so = $(BUILD)/$(1)/cudamodel/libcudart.so.13
 cudamodel_libs = $(BUILD)/$(1)/cudamodel/libcublas.so.13 $(BUILD)/$(1)/cudamodel/libcusolver.so.12
 
@@ -52,6 +53,26 @@ $(BUILD)/%/tests-cudamodel/test_cudamodel_libs: tests/cudamodel/test_cudamodel_l
 		-llapacke -lopenblas $(SAN_$*) -pthread
 endif
 
+# For the experiments' tests (um_experiments.t), in each variant: a small
+# cuda-managed job that makes every kind of residency request, and
+# dao-umprobe (rel's is the product's, tools/gpubench/gpubench.mk).
+ifeq ($(HAVE_CUDA),1)
+$(BUILD)/%/tests-cudamodel/um_job: tests/cudamodel/um_job.c $(BUILD)/%/lib/libdao.a
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,$*) $(CUDA_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/$*/lib/libdao.a \
+		$(call ldflags,$*) -lm
+
+$(BUILD)/%/bin/dao-umprobe: tools/gpubench/umprobe.c tools/gpubench/cupti_um.h
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,$*) $(CUDA_CFLAGS) -MMD -MP -o $@ $< $(call ldflags,$*) -ldl
+CUDAMODEL_UMPROBE_rel := $(UMPROBE_BIN)
+CUDAMODEL_UMPROBE_asan := $(BUILD)/asan/bin/dao-umprobe
+CUDAMODEL_UMPROBE_tsan := $(BUILD)/tsan/bin/dao-umprobe
+# The collector is preloaded in rel only: a sanitizer's runtime must come
+# first among a program's libraries.
+CUDAMODEL_UMTRACE_rel := $(UMTRACE_SO)
+endif
+
 # The tools run against the model in each variant (rel is the product's
 # build): dao-cholesky, whose GPU tile kernels run on both CUDA backends
 # against the model and its cuBLAS and cuSOLVER (cholesky.t), and dao-bench,
@@ -90,7 +111,8 @@ CUDAMODEL_RUN_tsan := setarch $(shell uname -m) -R
 
 define cudamodel_check
 .PHONY: check-cudamodel-$(1)
-check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(BUILD)/$(1)/tests-cudamodel/test_cudamodel_libs $(GPU_TESTS_$(1)) $(BUILD)/$(1)/tests/test_cuda_fallback $(CUDAMODEL_BENCH_$(1)) $(CUDAMODEL_CHOL_$(1))
+check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(BUILD)/$(1)/tests-cudamodel/test_cudamodel $(BUILD)/$(1)/tests-cudamodel/test_cudamodel_libs $(GPU_TESTS_$(1)) $(BUILD)/$(1)/tests/test_cuda_fallback $(CUDAMODEL_BENCH_$(1)) $(CUDAMODEL_CHOL_$(1)) \
+		$(BUILD)/$(1)/tests-cudamodel/um_job $(CUDAMODEL_UMPROBE_$(1)) $(CUDAMODEL_UMTRACE_$(1))
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel $(CUDAMODEL_GPU_ENV) $(CUDAMODEL_RUN_$(1)) \
 		prove -f $(BUILD)/$(1)/tests-cudamodel/test_cudamodel \
 		$(BUILD)/$(1)/tests-cudamodel/test_cudamodel_libs $(GPU_TESTS_$(1))
@@ -105,6 +127,10 @@ check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(BU
 		prove -f --exec bash tests/cudamodel/bench_copy.t
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_CHOLESKY=$(CUDAMODEL_CHOL_$(1)) $(CUDAMODEL_RUN_$(1)) \
 		prove -f --exec bash tests/cudamodel/cholesky.t
+	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_BENCH=$(CUDAMODEL_BENCH_$(1)) \
+		UM_JOB=$(BUILD)/$(1)/tests-cudamodel/um_job UM_PROBE=$(CUDAMODEL_UMPROBE_$(1)) \
+		UM_TRACE_SO=$(abspath $(CUDAMODEL_UMTRACE_$(1))) $(CUDAMODEL_RUN_$(1)) \
+		prove -f --exec bash tests/cudamodel/um_experiments.t
 check-cudamodel: check-cudamodel-$(1)
 endef
 $(foreach v,rel asan tsan,$(eval $(call cudamodel_check,$(v))))

@@ -60,10 +60,10 @@ void cm_protect(struct cm_alloc *m, uint32_t first, uint32_t n)
 	uint32_t i = first, end = first + n;
 
 	while (i < end) {
-		bool closed = m->page[i] & (PG_DEVICE | PG_POISON);
+		bool closed = m->page[i] & PG_CLOSED;
 		uint32_t j = i + 1;
 
-		while (j < end && (bool)(m->page[j] & (PG_DEVICE | PG_POISON)) == closed)
+		while (j < end && (bool)(m->page[j] & PG_CLOSED) == closed)
 			j++;
 		if (mprotect(m->base + (uint64_t)i * CM_PAGE, (uint64_t)(j - i) * CM_PAGE,
 			     closed ? PROT_NONE : PROT_READ | PROT_WRITE))
@@ -72,9 +72,31 @@ void cm_protect(struct cm_alloc *m, uint32_t first, uint32_t n)
 	}
 }
 
-void cm_pages_move(struct cm_alloc *m, uint32_t first, uint32_t n, bool to_device)
+/* Runs of pages of [first, first + n) not yet where they are going. */
+static void record_moves(struct cm_alloc *m, uint32_t first, uint32_t n, bool to_device,
+			 int cause)
 {
+	uint32_t run = 0;
+
+	for (uint32_t i = first; i <= first + n; i++) {
+		if (i < first + n && !!(m->page[i] & PG_DEVICE) != to_device) {
+			run++;
+			continue;
+		}
+		if (run)
+			cm_um_record(to_device ? CM_UM_HTOD : CM_UM_DTOH,
+				     m->base + (uint64_t)(i - run) * CM_PAGE, (uint64_t)run * CM_PAGE,
+				     cause);
+		run = 0;
+	}
+}
+
+void cm_pages_move(struct cm_alloc *m, uint32_t first, uint32_t n, bool to_device, int cause)
+{
+	if (cause != CM_CAUSE_NONE)
+		record_moves(m, first, n, to_device, cause);
 	for (uint32_t i = first; i < first + n; i++) {
+		m->page[i] &= (uint8_t)~PG_EMPTY; /* populated where it goes */
 		if (!!(m->page[i] & PG_DEVICE) == to_device)
 			continue;
 		if (to_device) {
@@ -99,7 +121,7 @@ void cm_card_make_room(uint64_t bytes, const struct cm_alloc *keep)
 			if (model.dev_alloc_bytes + model.managed_dev_bytes + bytes <= model.card)
 				return;
 			if (a->page[i] & PG_DEVICE) {
-				cm_pages_move(a, i, 1, false);
+				cm_pages_move(a, i, 1, false, CM_CAUSE_EVICTION);
 				model.n.evictions++;
 			}
 		}
@@ -115,22 +137,28 @@ void cm_device_access(struct cm_alloc *m, uint64_t off, uint64_t len)
 
 		if (f & PG_DEVICE)
 			continue;
+		char *at = m->base + (uint64_t)i * CM_PAGE;
+
 		if (f & PG_ACCESSED) {
 			model.n.remote_accesses++; /* mapped: read over the bus */
+			cm_um_record(CM_UM_REMOTE_MAP, at, CM_PAGE, CM_REMOTE_POLICY);
 			continue;
 		}
 		model.n.device_faults++;
+		cm_um_record(CM_UM_GPU_FAULT, at, 1, 0);
 		if (f & PG_PREF_HOST) {
 			model.n.remote_accesses++; /* the fault maps it, no move */
+			cm_um_record(CM_UM_REMOTE_MAP, at, CM_PAGE, CM_REMOTE_POLICY);
 			continue;
 		}
 		cm_card_make_room(CM_PAGE, m);
 		if (model.dev_alloc_bytes + model.managed_dev_bytes + CM_PAGE > model.card) {
 			model.n.remote_accesses++; /* no room at all: stays remote */
+			cm_um_record(CM_UM_REMOTE_MAP, at, CM_PAGE, CM_REMOTE_OUT_OF_MEMORY);
 			continue;
 		}
 		model.n.fault_migrations++;
-		cm_pages_move(m, i, 1, true);
+		cm_pages_move(m, i, 1, true, CM_CAUSE_COHERENCE);
 	}
 }
 
@@ -182,12 +210,20 @@ static void on_segv(int sig, siginfo_t *si, void *uc_)
 		/* No clock given: the host's, checked but not recorded (no
 		 * allocation in a signal handler). */
 		cm_check(addr, 1, write, -1, NULL, &site, write ? "host write" : "host read");
+		/* A CPU page fault on a real driver: a migration back, or the
+		 * driver populating a page without one. (A page closed only to
+		 * catch reads of discarded bytes has its page: no fault.) */
+		if (a->page[pg] & (PG_DEVICE | PG_EMPTY))
+			cm_um_record(CM_UM_CPU_FAULT, addr, (uint64_t)(uintptr_t)site.pc[0], 0);
+		if ((a->page[pg] & (PG_DEVICE | PG_EMPTY)) == PG_EMPTY)
+			model.n.host_populations++;
 		if (a->page[pg] & PG_POISON)
 			cm_poison_drop_page(a, pg);
+		a->page[pg] &= (uint8_t)~PG_EMPTY;
 		if (a->page[pg] & PG_DEVICE) {
 			model.n.host_faults++;
 			model.n.fault_migrations++;
-			cm_pages_move(a, pg, 1, false);
+			cm_pages_move(a, pg, 1, false, CM_CAUSE_COHERENCE);
 		} else {
 			cm_protect(a, pg, 1);
 		}
@@ -327,13 +363,15 @@ cudaError_t cudaMallocManaged(void **p, size_t size, unsigned int flags)
 		return cm_misuse("cudaMallocManaged", cudaErrorInvalidValue,
 				 "pointer %p, size %zu, flags 0x%x", (void *)p, size, flags);
 	cm_lock();
-	a = map_twice(CM_MANAGED, size, PROT_READ | PROT_WRITE);
+	/* Nothing populated yet: every page's first host touch faults. */
+	a = map_twice(CM_MANAGED, size, PROT_NONE);
 	if (a) {
 		a->npages = (uint32_t)(a->span / CM_PAGE);
-		a->page = calloc(a->npages, 1);
+		a->page = malloc(a->npages);
 		a->poison = calloc(a->npages, sizeof(*a->poison));
 		if (!a->page || !a->poison)
 			cm_fail("out of memory");
+		memset(a->page, PG_EMPTY, a->npages);
 		link_alloc(a);
 		*p = a->base;
 	}

@@ -44,6 +44,13 @@ enum cm_kind { CM_DEVICE, CM_MANAGED, CM_HOSTALLOC, CM_REGISTERED };
 #define PG_PREF_HOST 4u /* preferred location: host */
 #define PG_PREF_DEV 8u
 #define PG_ACCESSED 16u /* accessed-by the device: host pages mapped remotely */
+/* On the host with no physical page yet (never touched since allocated):
+ * the host's first touch is a CPU page fault that populates it. A page
+ * that was prefetched or discarded either way has one where it went (as
+ * documented: both populate and map at their destination). */
+#define PG_EMPTY 32u
+/* What keeps the caller's mapping of a page closed (PROT_NONE). */
+#define PG_CLOSED (PG_DEVICE | PG_POISON | PG_EMPTY)
 
 struct cm_alloc {
 	enum cm_kind kind;
@@ -164,12 +171,28 @@ cudaError_t cm_vmisuse(const char *call, cudaError_t err, const struct cm_site *
 cudaError_t cm_ret(cudaError_t err); /* sets the thread's last error */
 void cm_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* um_records.c: DAO_CUDAMODEL_UM_RECORDS, in CUPTI's terms. */
+enum cm_um_kind { CM_UM_HTOD, CM_UM_DTOH, CM_UM_CPU_FAULT, CM_UM_GPU_FAULT, CM_UM_REMOTE_MAP };
+/* CUPTI's migration causes and remote-map causes, by value. */
+#define CM_CAUSE_NONE (-1) /* a move that is not recorded (a discard) */
+#define CM_CAUSE_USER 1
+#define CM_CAUSE_COHERENCE 2
+#define CM_CAUSE_EVICTION 4
+#define CM_REMOTE_POLICY 3
+#define CM_REMOTE_OUT_OF_MEMORY 4
+void cm_um_init(void);
+/* Lock held (or inside the fault handler); allocates nothing. */
+void cm_um_record(enum cm_um_kind kind, const void *addr, uint64_t value, int cause);
+void cm_um_write(void); /* at exit */
+
 /* memory.c */
 void cm_mem_init(void);
 struct cm_alloc *cm_find(const void *p); /* allocation holding p (lock held) */
 void cm_card_update(void);
-/* Move managed pages [first, first + n) of m; counts nothing. */
-void cm_pages_move(struct cm_alloc *m, uint32_t first, uint32_t n, bool to_device);
+/* Move managed pages [first, first + n) of m; counts nothing, records
+ * each run of pages that changes place as migrations of cause (CUPTI's;
+ * CM_CAUSE_NONE: not recorded). */
+void cm_pages_move(struct cm_alloc *m, uint32_t first, uint32_t n, bool to_device, int cause);
 /* Make room on the card for `bytes`, evicting managed pages not in keep. */
 void cm_card_make_room(uint64_t bytes, const struct cm_alloc *keep);
 void cm_device_access(struct cm_alloc *m, uint64_t off, uint64_t len);

@@ -104,10 +104,15 @@ void cm_op_run(struct cm_op *op)
 				moved += !!(op->m->page[i] & PG_DEVICE);
 		}
 		if (upto > first)
-			cm_pages_move(op->m, first, upto - first, op->to_device);
+			cm_pages_move(op->m, first, upto - first, op->to_device,
+				      op->kind == OP_PREFETCH ? CM_CAUSE_USER : CM_CAUSE_NONE);
 		if (op->kind == OP_PREFETCH) {
 			model.n.prefetch_migrations += moved;
 		} else {
+			/* Populated where they go, as a prefetch's are
+			 * (cudaMemDiscardAndPrefetchBatchAsync is documented
+			 * as a discard and a prefetch): whether the driver
+			 * does is for dao-umprobe to find out. */
 			model.n.discards += n;
 			memset(op->m->alias + op->off, POISON_BYTE, op->len);
 			cm_poison_set(op->m, op->off, op->len, &op->site);
@@ -376,5 +381,31 @@ cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, siz
 		submit(s, op, NULL, 0, dptrs[i], sizes[i], false, call);
 	}
 	cm_unlock();
+	return cudaSuccess;
+}
+
+/* As many prefetches, each checked as cudaMemPrefetchAsync checks one. */
+cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count,
+				      struct cudaMemLocation *locs, size_t *loc_idx, size_t nlocs,
+				      unsigned long long flags, cudaStream_t sh)
+{
+	static const char call[] = "cudaMemPrefetchBatchAsync";
+	size_t l = 0;
+
+	if (!dptrs || !sizes || !count || !locs || !loc_idx || !nlocs || nlocs > count ||
+	    loc_idx[0] != 0 || flags)
+		return cm_misuse(call, cudaErrorInvalidValue, "malformed batch");
+	for (size_t i = 1; i < nlocs; i++)
+		if (loc_idx[i] <= loc_idx[i - 1] || loc_idx[i] >= count)
+			return cm_misuse(call, cudaErrorInvalidValue, "bad location index %zu", i);
+	for (size_t i = 0; i < count; i++) {
+		cudaError_t err;
+
+		while (l + 1 < nlocs && loc_idx[l + 1] <= i)
+			l++;
+		err = cudaMemPrefetchAsync(dptrs[i], sizes[i], locs[l], 0, sh);
+		if (err != cudaSuccess)
+			return err;
+	}
 	return cudaSuccess;
 }

@@ -160,6 +160,79 @@ static int page_table(void)
 	return 0;
 }
 
+/* The host's first touch of a managed page populates it (a CPU page fault
+ * on a real driver, with no migration); a page prefetched or discarded to
+ * the host is populated already (as documented), even when some of its
+ * bytes were discarded on the device. */
+static int populations(void)
+{
+	struct dao_cudamodel_counters c;
+	char *m = managed(2 * MIB);
+	void *p = m;
+	size_t n = 2 * MIB, first = 0;
+	struct cudaMemLocation loc = host_loc;
+	cudaStream_t s;
+
+	EXPECT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+	m[0] = 1;
+	m[100] = 2;
+	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, dev_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, host_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	EXPECT(m[100] == 2 && m[5 << 16] == 0);
+	counters(&c);
+	EXPECT(c.host_populations == 1 && c.host_faults == 0 && c.prefetch_migrations == 64);
+	EXPECT(cudaMemDiscardAndPrefetchBatchAsync(&p, &n, 1, &loc, &first, 1, 0, s) ==
+	       cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	m[1 << 16] = 3;
+	counters(&c);
+	EXPECT(c.host_populations == 1 && c.host_faults == 0 && c.fault_migrations == 0);
+	loc = dev_loc;
+	EXPECT(cudaMemDiscardAndPrefetchBatchAsync(&p, &n, 1, &loc, &first, 1, 0, s) ==
+	       cudaSuccess);
+	EXPECT(cudaMemsetAsync(m, 4, MIB, s) == cudaSuccess);
+	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, host_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	EXPECT(m[7] == 4);
+	counters(&c);
+	EXPECT(c.host_populations == 1 && c.host_faults == 0);
+	return 0;
+}
+
+/* The records populations() leaves in DAO_CUDAMODEL_UM_RECORDS: the first
+ * touch, the three prefetches (one run of 32 pages each, of cause user);
+ * nothing for the discards, nor for touches of pages that have a page. */
+static void check_population_records(const char *path)
+{
+	static const char *const want[] = { "cpu-fault", "htod", "dtoh", "dtoh" };
+	unsigned long long start, end, addr[4], value[4];
+	char kind[32], cause[32], line[256];
+	FILE *f = fopen(path, "r");
+	int n = 0, bad = 0;
+
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    strncmp(line, "# dao-umtrace-records 1 clock=monotonic source=cudamodel dropped=0",
+		    66)) {
+		tap_ok(0, "DAO_CUDAMODEL_UM_RECORDS: a records file with its header");
+		if (f)
+			fclose(f);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (n == 4 || sscanf(line, "%31s %llu %llu %llx %llu %31s", kind, &start, &end,
+				     &addr[n], &value[n], cause) != 6 ||
+		    strcmp(kind, want[n]) || end < start || strcmp(cause, n ? "user" : "-"))
+			bad = 1;
+		n++;
+	}
+	fclose(f);
+	tap_ok(!bad && n == 4 && addr[1] == addr[0] && addr[2] == addr[0] && addr[3] == addr[0] &&
+		       value[1] == 2 * MIB && value[2] == 2 * MIB && value[3] == 2 * MIB,
+	       "DAO_CUDAMODEL_UM_RECORDS: the fault and the prefetches' migrations, in order, "
+	       "by address; no record for the discards");
+}
+
 /* Every misuse gets the runtime's error; the process then fails unless
  * told the misuses were meant. */
 static int misuse(void)
@@ -244,6 +317,8 @@ static int run_scenario(const char *name)
 		return card_overflow();
 	if (!strcmp(name, "page-table"))
 		return page_table();
+	if (!strcmp(name, "populations"))
+		return populations();
 	if (!strcmp(name, "misuse"))
 		return misuse();
 	if (!strcmp(name, "events"))
@@ -274,6 +349,18 @@ int main(int argc, char **argv)
 	       "a 64 MiB card: cudaMalloc beyond it fails, managed pages beyond it are evicted");
 	expect(self, "page-table", NULL, 0, NULL,
 	       "prefetches, host and device faults and remote accesses are counted as advised");
+	{
+		static char env[] = "DAO_CUDAMODEL_UM_RECORDS=/tmp/cudamodel-records-XXXXXX";
+		int fd = mkstemp(env + strlen("DAO_CUDAMODEL_UM_RECORDS="));
+
+		if (fd < 0)
+			tap_bail("mkstemp failed");
+		close(fd);
+		expect(self, "populations", env, 0, NULL,
+		       "a first host touch populates a page; a page prefetched or discarded has one");
+		check_population_records(env + strlen("DAO_CUDAMODEL_UM_RECORDS="));
+		unlink(env + strlen("DAO_CUDAMODEL_UM_RECORDS="));
+	}
 	expect(self, "misuse", "DAO_CUDAMODEL_MISUSE_OK=1", 0, NULL,
 	       "misuses get the runtime's errors");
 	expect(self, "misuse", NULL, MODEL_EXIT, "refused call(s): failing the process",

@@ -116,14 +116,14 @@ static void uni_host_free(struct dao_backend *be, void *ptr, uint64_t bytes, uin
 }
 
 static uint64_t uni_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
-			 uint64_t len, const dao_fence *after)
+			 uint64_t len, const dao_fence *after, enum dao_move_why why)
 {
 	move(ub(be), host, e == DAO_ENGINE_H2D);
 	return ++ub(be)->seq[e];
 }
 
 static uint64_t uni_discard(struct dao_backend *be, enum dao_engine e, void *host, uint64_t len,
-			    const dao_fence *after)
+			    const dao_fence *after, enum dao_move_why why)
 {
 	memset(host, 0xa5, len);
 	move(ub(be), host, e == DAO_ENGINE_H2D);

@@ -34,6 +34,22 @@ struct dao_kernel_run {
 
 struct dao_backend;
 
+/*
+ * Why the executor moves a buffer (copy and discard below).
+ * Backends that log what they ask of the device record it
+ * (DAO_CUDA_REQUEST_LOG, Documentation/cuda.md); the others ignore it.
+ */
+enum dao_move_why {
+	DAO_WHY_FETCH,      /* an input of the kernel being prepared */
+	DAO_WHY_PREFETCH,   /* an input, ahead of its kernel */
+	DAO_WHY_EVICT,      /* contents still needed leave the device to make room */
+	DAO_WHY_WRITE_BACK, /* dirty contents copied back; the buffer stays resident */
+	DAO_WHY_OUTPUT,     /* space for an output: its old pages need not come along */
+	DAO_WHY_DEAD,       /* dead contents leave the device to make room */
+	DAO_WHY_HOST,       /* dao_write/dao_read: the pages go to the host first */
+	DAO_WHY_FREE,       /* a freed buffer's pages leave the device */
+};
+
 /* What taking a buffer's contents off the device involves (vacate()). */
 enum dao_vacate {
 	DAO_VACATE_KEEP,    /* nothing moves; the host copy stays as it is */
@@ -59,9 +75,10 @@ struct dao_backend_ops {
 				 uint64_t *pinned);
 	void (*host_free)(struct dao_backend *be, void *ptr, uint64_t bytes, uint64_t pinned);
 	/* Queue a copy of len bytes between arena offset dev_off and host on
-	 * engine e (H2D or D2H), after fence `after`. Returns its sequence number. */
+	 * engine e (H2D or D2H), after fence `after`, for reason why. Returns
+	 * its sequence number. */
 	uint64_t (*copy)(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
-			 uint64_t len, const dao_fence *after);
+			 uint64_t len, const dao_fence *after, enum dao_move_why why);
 	/* Queue (or run) a kernel after `after`; *seq gets its compute sequence
 	 * number. A failure reported synchronously is returned here, one found
 	 * later by wait(). */
@@ -96,9 +113,15 @@ struct dao_backend_ops {
 	/* Unified backends only (NULL otherwise): the contents of the host
 	 * range [host, host + len) are dead; make its pages resident on the
 	 * device (engine H2D) or on the host (D2H) without moving its bytes,
-	 * after fence `after`. Returns its sequence number on e. */
+	 * after fence `after`, for reason why. Returns its sequence number on e. */
 	uint64_t (*discard)(struct dao_backend *be, enum dao_engine e, void *host, uint64_t len,
-			    const dao_fence *after);
+			    const dao_fence *after, enum dao_move_why why);
+	/* Optional (NULL: nothing to do): the executor is about to touch
+	 * (done false), or has just touched (done true), [host, host + len)
+	 * of a host copy for dao_write (write) or dao_read. Only for
+	 * diagnostics: a backend may log it. */
+	void (*host_access)(struct dao_backend *be, const void *host, uint64_t len, bool write,
+			    bool done);
 };
 
 /*

@@ -165,7 +165,7 @@ static void host_free(struct dao_backend *be, void *ptr, uint64_t bytes, uint64_
 }
 
 static uint64_t host_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
-			  uint64_t len, const dao_fence *after)
+			  uint64_t len, const dao_fence *after, enum dao_move_why why)
 {
 	struct host_backend *h = hb(be);
 	uint64_t seq;

@@ -37,7 +37,11 @@
  *             and unified memory), host.c, pin.c (the dao.ko client), sim.c
  *             (libdao-sim.a only), cuda/cuda_backend.h, cuda/cuda_device.c
  *             (opening a CUDA device), cuda/cuda_engines.c (streams,
- *             events, fences), cuda/cuda_explicit.c, cuda/cuda_managed.c
+ *             events, fences), cuda/cuda_explicit.c, cuda/cuda_managed.c,
+ *             cuda/switches.c (DAO_CUDA_MANAGED, diagnostic switches),
+ *             cuda/request_log.c (DAO_CUDA_REQUEST_LOG: every residency
+ *             request made of the driver), cuda/split_prefetch.c (a
+ *             prefetch to the host cut into slices on streams of their own)
  *     |
  *   mem/      arena.c (device space), chunk_heap.c (host-addressable memory
  *             carved from a few large chunks with the arena: staging and

@@ -50,16 +50,17 @@ static dao_status ensure_host(struct device *d, struct rec *r)
 	return st;
 }
 
-static uint64_t copy(struct device *d, enum dao_engine e, struct rec *r, const dao_fence *after)
+static uint64_t copy(struct device *d, enum dao_engine e, struct rec *r, const dao_fence *after,
+		     enum dao_move_why why)
 {
-	uint64_t seq = d->be->ops->copy(d->be, e, r->blk->off, r->host, r->size, after);
+	uint64_t seq = d->be->ops->copy(d->be, e, r->blk->off, r->host, r->size, after, why);
 
 	dao_fence_add(&d->issued, e, seq);
 	return seq;
 }
 
 /* Copy the device copy back to the host copy; the record stays resident. */
-static dao_status write_back(struct device *d, struct rec *r)
+static dao_status write_back(struct device *d, struct rec *r, enum dao_move_why why)
 {
 	dao_fence after = r->busy;
 	dao_status st = ensure_host(d, r);
@@ -69,7 +70,7 @@ static dao_status write_back(struct device *d, struct rec *r)
 		return st;
 	dao_fence_join(&after, &r->ready);
 	dao_fence_join(&after, &r->host_busy);
-	seq = copy(d, DAO_ENGINE_D2H, r, &after);
+	seq = copy(d, DAO_ENGINE_D2H, r, &after, why);
 	dao_fence_add(&r->host_busy, DAO_ENGINE_D2H, seq);
 	dao_fence_add(&r->busy, DAO_ENGINE_D2H, seq);
 	r->host_valid = true;
@@ -177,7 +178,8 @@ static void drop_block(struct device *d, struct rec *r)
  * (engine D2H: to the host, H2D: onto the device). The contents are dead
  * from then on, on both sides.
  */
-static dao_status discard(struct device *d, struct rec *r, enum dao_engine e)
+static dao_status discard(struct device *d, struct rec *r, enum dao_engine e,
+			  enum dao_move_why why)
 {
 	dao_fence after = r->ready;
 	dao_status st = ensure_host(d, r);
@@ -187,7 +189,7 @@ static dao_status discard(struct device *d, struct rec *r, enum dao_engine e)
 		return st;
 	dao_fence_join(&after, &r->busy);
 	dao_fence_join(&after, &r->host_busy);
-	seq = d->be->ops->discard(d->be, e, r->host, r->size, &after);
+	seq = d->be->ops->discard(d->be, e, r->host, r->size, &after, why);
 	dao_fence_add(&d->issued, e, seq);
 	dao_fence_add(&r->ready, e, seq);
 	dao_fence_add(&r->busy, e, seq);
@@ -199,17 +201,19 @@ static dao_status discard(struct device *d, struct rec *r, enum dao_engine e)
 /*
  * Take r's contents off the device, before its space is given back, as the
  * backend says it must be done (backend.h: vacate); *moved tells whether
- * that copies bytes.
+ * that copies bytes. copy_why and dead_why say why, for a copy and for a
+ * discard.
  */
-static dao_status vacate(struct device *d, struct rec *r, bool *moved)
+static dao_status vacate(struct device *d, struct rec *r, bool *moved,
+			 enum dao_move_why copy_why, enum dao_move_why dead_why)
 {
 	*moved = false;
 	switch (d->be->ops->vacate(d->be, r->dev_valid, rec_dirty(r), data_needed(r))) {
 	case DAO_VACATE_COPY:
 		*moved = true;
-		return write_back(d, r);
+		return write_back(d, r, copy_why);
 	case DAO_VACATE_DISCARD:
-		return discard(d, r, DAO_ENGINE_D2H);
+		return discard(d, r, DAO_ENGINE_D2H, dead_why);
 	case DAO_VACATE_FORGET:
 		r->host_valid = false; /* dead data: nothing to keep */
 		return DAO_OK;
@@ -231,7 +235,7 @@ static void rewind_prefetch(struct device *d, const struct opnd *u)
 static dao_status evict(struct device *d, struct rec *r)
 {
 	bool moved;
-	dao_status st = vacate(d, r, &moved);
+	dao_status st = vacate(d, r, &moved, DAO_WHY_EVICT, DAO_WHY_DEAD);
 
 	if (st != DAO_OK)
 		return st;
@@ -313,7 +317,7 @@ static dao_status fetch(struct device *d, struct rec *r, bool ahead)
 	if (st != DAO_OK)
 		return st;
 	dao_fence_join(&after, &r->host_busy);
-	seq = copy(d, DAO_ENGINE_H2D, r, &after);
+	seq = copy(d, DAO_ENGINE_H2D, r, &after, ahead ? DAO_WHY_PREFETCH : DAO_WHY_FETCH);
 	dao_fence_add(&r->ready, DAO_ENGINE_H2D, seq);
 	dao_fence_add(&r->busy, DAO_ENGINE_H2D, seq);
 	dao_fence_add(&r->host_busy, DAO_ENGINE_H2D, seq);
@@ -404,7 +408,7 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 		} else if (!r->dev_valid && !r->ahead && d->be->ops->output_discards(d->be)) {
 			/* Space just placed for an output: its old pages
 			 * need not come along. */
-			st = discard(d, r, DAO_ENGINE_H2D);
+			st = discard(d, r, DAO_ENGINE_H2D, DAO_WHY_OUTPUT);
 			if (st != DAO_OK)
 				return st;
 		}
@@ -521,7 +525,7 @@ static void clean_ahead(struct device *d)
 		if (d->res.clean_bytes &&
 		    horizon_d2h_ns(d, d->res.clean_bytes + r->asize) > compute_ns)
 			return;
-		if (write_back(d, r) != DAO_OK)
+		if (write_back(d, r, DAO_WHY_WRITE_BACK) != DAO_OK)
 			return;
 		r->cleaned = true;
 		d->res.clean_bytes += r->asize;
@@ -563,7 +567,7 @@ void res_prefetch(struct device *d)
 				 * inputs fetched for later kernels. */
 				if ((u->mode != MODE_W ? fetch(d, r, true)
 				     : d->be->ops->output_discards(d->be)
-					     ? discard(d, r, DAO_ENGINE_H2D)
+					     ? discard(d, r, DAO_ENGINE_H2D, DAO_WHY_OUTPUT)
 					     : DAO_OK) != DAO_OK) {
 					drop_block(d, r);
 					goto out;
@@ -591,7 +595,7 @@ out:
 static dao_status vacate_for_host(struct device *d, struct rec *r)
 {
 	bool moved;
-	dao_status st = vacate(d, r, &moved);
+	dao_status st = vacate(d, r, &moved, DAO_WHY_HOST, DAO_WHY_HOST);
 
 	if (st != DAO_OK)
 		return st;
@@ -612,7 +616,7 @@ static dao_status host_prepare(struct device *d, struct rec *r, bool need_curren
 	if (r->blk && d->be->ops->host_access_vacates(d->be))
 		st = vacate_for_host(d, r);
 	else if (need_current && rec_dirty(r))
-		st = write_back(d, r);
+		st = write_back(d, r, DAO_WHY_HOST);
 	if (st == DAO_OK)
 		st = ensure_host(d, r);
 	if (st == DAO_OK) {
@@ -623,6 +627,24 @@ static dao_status host_prepare(struct device *d, struct rec *r, bool need_curren
 	return st;
 }
 
+/* The job's bytes into (write) or out of r's host copy; a backend that
+ * logs its requests hears of it before and after. */
+static void host_touch(struct device *d, struct rec *r, const struct op *op, bool write)
+{
+	char *host = (char *)r->host + op->off;
+	void (*note)(struct dao_backend *, const void *, uint64_t, bool, bool) =
+		d->be->ops->host_access;
+
+	if (note)
+		note(d->be, host, op->len, write, false);
+	if (write)
+		memcpy(host, op->mem, op->len);
+	else
+		memcpy(op->mem, host, op->len);
+	if (note)
+		note(d->be, host, op->len, write, true);
+}
+
 dao_status res_host_write(struct device *d, struct op *op)
 {
 	struct rec *r = op->opnd[0].rec;
@@ -631,7 +653,7 @@ dao_status res_host_write(struct device *d, struct op *op)
 
 	if (st == DAO_OK) {
 		if (r->host)
-			memcpy((char *)r->host + op->off, op->mem, op->len);
+			host_touch(d, r, op, true);
 		r->host_valid = true;
 		if (r->blk)
 			drop_block(d, r); /* stale now */
@@ -646,7 +668,7 @@ dao_status res_host_read(struct device *d, struct op *op)
 	dao_status st = host_prepare(d, r, true);
 
 	if (st == DAO_OK && r->host)
-		memcpy(op->mem, (char *)r->host + op->off, op->len);
+		host_touch(d, r, op, false);
 	consume(d, op, true);
 	return st;
 }
@@ -660,7 +682,7 @@ void res_free_rec(struct device *d, struct rec *r)
 		/* Its contents are dead (never a copy), but on unified
 		 * memory its pages must leave the device before the range
 		 * is reused: the backend says how. */
-		(void)vacate(d, r, &moved);
+		(void)vacate(d, r, &moved, DAO_WHY_FREE, DAO_WHY_FREE);
 		drop_block(d, r);
 	}
 	if (r->host) {
