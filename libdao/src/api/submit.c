@@ -32,8 +32,11 @@ static void trace_kernel(struct device *d, const struct op *op)
 		trace_buffer_once(d, r);
 		ids[(m - 1) * op->nopnd + n[m]++] = r->id;
 	}
-	dao_trace_writer_kernel(d->trace, op->name, op->flops, ids, n[MODE_R],
-				ids + op->nopnd, n[MODE_W], ids + 2 * op->nopnd, n[MODE_RW]);
+	/* A host kernel is a host access, which a trace does not replay:
+	 * a comment (Documentation/trace-format.md). */
+	(op->on_host ? dao_trace_writer_host_kernel : dao_trace_writer_kernel)(
+		d->trace, op->name, op->flops, ids, n[MODE_R], ids + op->nopnd, n[MODE_W],
+		ids + 2 * op->nopnd, n[MODE_RW]);
 	if (ids != stackbuf)
 		free(ids);
 }
@@ -189,7 +192,8 @@ out:
 
 /* The launch with dev->mu held (c entered and locked). */
 static dao_status launch_locked(struct ctx *c, const char *name, size_t namelen, uint64_t flops,
-				dao_kernel_fn fn, void *user, const dao_operand *ops, size_t count)
+				uint32_t flags, dao_kernel_fn fn, void *user,
+				const dao_operand *ops, size_t count)
 {
 	struct device *d = c->dev;
 	struct op *op;
@@ -239,13 +243,15 @@ static dao_status launch_locked(struct ctx *c, const char *name, size_t namelen,
 		op->opnd[r->stamp_idx].mode |= m;
 		op->args[i] = (struct karg){ .rec = r, .off = s->off, .len = s->len };
 	}
-	if (st == DAO_OK && need > d->budget)
+	/* A host kernel's operands take no room on the device. */
+	if (st == DAO_OK && !(flags & DAO_LAUNCH_HOST) && need > d->budget)
 		st = over_budget(d, name, need);
 	if (st != DAO_OK) {
 		op_release(d, op);
 		return st;
 	}
 	op->kind = OP_KERNEL;
+	op->on_host = flags & DAO_LAUNCH_HOST;
 	op->ctx = c;
 	op->fn = fn;
 	op->user = user;
@@ -262,11 +268,19 @@ static dao_status launch_locked(struct ctx *c, const char *name, size_t namelen,
 dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_kernel_fn fn,
 			    void *user, const dao_operand *ops, size_t count)
 {
+	return dao_launch_flags(h, name, flops, 0, fn, user, ops, count);
+}
+
+dao_status dao_launch_flags(dao_ctx h, const char *name, uint64_t flops, uint32_t flags,
+			    dao_kernel_fn fn, void *user, const dao_operand *ops, size_t count)
+{
 	struct ctx *c;
 	size_t namelen = name ? strnlen(name, 255) : 0;
 	bool locked = false, uncount = false;
 	dao_status st;
 
+	if (flags & ~DAO_LAUNCH_FLAGS_ALL)
+		return DAO_ERR_INVALID;
 	if (count && !ops)
 		return DAO_ERR_NULL;
 	if (count > DAO_MAX_OPERANDS)
@@ -280,8 +294,9 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	/* Through the inbox when the executor runs on another CPU. On this
 	 * one, the two never run at once and nothing is gained by it, while
 	 * turning the cell into an op costs the executor about 200
-	 * instructions per kernel (Documentation/benchmarks.md). */
-	if (inbox_enabled(c->dev) && count <= INBOX_OPERANDS && namelen < INBOX_NAME_MAX &&
+	 * instructions per kernel (Documentation/benchmarks.md). Host
+	 * kernels, whose CPU work dwarfs a launch, take the locked path. */
+	if (!flags && inbox_enabled(c->dev) && count <= INBOX_OPERANDS && namelen < INBOX_NAME_MAX &&
 	    __atomic_load_n(&c->dev->exec_cpu, __ATOMIC_RELAXED) != sched_getcpu()) {
 		st = launch_inbox(c, name, namelen, flops, fn, user, ops, count, &locked,
 				  &uncount);
@@ -298,7 +313,7 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 		if (c->dev->done_waiters)
 			pthread_cond_broadcast(&c->dev->done_cv);
 	}
-	st = launch_locked(c, name, namelen, flops, fn, user, ops, count);
+	st = launch_locked(c, name, namelen, flops, flags, fn, user, ops, count);
 	ctx_leave(c);
 	return st;
 }

@@ -77,6 +77,7 @@ struct op {
 	struct ctx *ctx;
 	uint64_t seq; /* logical time: position in the device's op stream */
 	/* OP_KERNEL */
+	bool on_host; /* a host kernel (DAO_LAUNCH_HOST): works on host copies */
 	dao_kernel_fn fn;
 	void *user;
 	const char *name;

@@ -12,6 +12,10 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 void res_after_kernel(struct device *d, struct op *op, uint64_t kseq);
 void res_retire(struct device *d, struct op *op);
 void res_prefetch(struct device *d);
+/* A host kernel (DAO_LAUNCH_HOST): its operands current and idle on the
+ * host once *idle is reached; then, after the function, what it wrote. */
+dao_status res_prepare_host_kernel(struct device *d, struct op *op, dao_fence *idle);
+void res_after_host_kernel(struct device *d, struct op *op);
 dao_status res_host_write(struct device *d, struct op *op);
 dao_status res_host_read(struct device *d, struct op *op);
 void res_free_rec(struct device *d, struct rec *r);
