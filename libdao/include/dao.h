@@ -112,6 +112,18 @@ typedef enum dao_log_level {
  *                                     context only (errors opening it included)
  *   trace_path     DAO_TRACE          write a dao-trace v1 to this file
  *   job_name       DAO_JOB            name shown by daoctl
+ *
+ * The device budget is counted in the backend's allocation unit: 256 bytes
+ * on host and cuda-explicit, 64 KiB (the device's large page) on
+ * cuda-managed. The budget in force is the one asked for rounded down to
+ * whole units (dao_info.device_budget); dao_open refuses one below a
+ * single unit with DAO_ERR_CONFIG and a log line naming the unit. A buffer
+ * costs its size rounded up to whole units: dao_buffer_create refuses one
+ * that costs more than the budget, and a device kernel whose distinct
+ * buffers cost more in total is refused at launch (DAO_ERR_BUDGET); one
+ * that fits after this rounding is accepted. (On cuda-managed a buffer of
+ * 2 MiB or more owns whole 2 MiB blocks of managed memory, but only the
+ * 64 KiB units it spans move to the device and count in the budget.)
  */
 typedef struct dao_config {
 	uint32_t size; /* sizeof(struct dao_config), set by dao_config_init */

@@ -165,6 +165,15 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		rc->backend = auto_backend();
 	slot = rc->backend;
 	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_dev[slot])) {
+		/* A budget no backend of this kind could honour is refused
+		 * as it is when it opens the device. */
+		st = rc->budget_explicit && rc->device_budget
+			     ? dao_budget_check(d->be->ops->name, rc->device_budget, d->be->align)
+			     : DAO_OK;
+		if (st != DAO_OK) {
+			registry_unlock();
+			return st;
+		}
 		differs = shared_conflict(d, rc);
 		if (differs) {
 			registry_unlock();

@@ -158,8 +158,14 @@ static inline uint64_t dao_budget_round(uint64_t bytes, uint64_t align)
 	return bytes & ~(align - 1);
 }
 
+/* DAO_ERR_CONFIG, and a log line naming the backend and its unit, for a
+ * requested budget below one unit (budget.c); DAO_OK otherwise. Every
+ * backend checks its budget here before it takes anything. */
+dao_status dao_budget_check(const char *backend, uint64_t budget, uint64_t unit);
+
 /* Constructors. Each returns a backend whose arena spans `budget` bytes,
- * rounded by dao_budget_round(). */
+ * rounded by dao_budget_round(), or refuses a budget below its unit
+ * (dao_budget_check). */
 dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
 /* Total memory of the host backend's "device" (physical memory). */
 uint64_t dao_host_memory_bytes(void);

@@ -34,6 +34,7 @@ dao_status dao_backend_cuda_create(dao_backend_kind kind, uint64_t budget, uint3
 	const char *name = dao_backend_name(kind);
 	uint64_t free_bytes, total;
 	int device = 0;
+	dao_status st;
 
 	if (kind != DAO_BACKEND_CUDA_MANAGED && kind != DAO_BACKEND_CUDA_EXPLICIT)
 		return DAO_ERR_INVALID;
@@ -53,6 +54,10 @@ dao_status dao_backend_cuda_create(dao_backend_kind kind, uint64_t budget, uint3
 	}
 	if (!budget)
 		budget = (uint64_t)((unsigned __int128)total * percent / 100);
+	st = dao_budget_check(name, budget, kind == DAO_BACKEND_CUDA_MANAGED ? CU_MANAGED_UNIT
+									       : CU_EXPLICIT_UNIT);
+	if (st != DAO_OK)
+		return st;
 	/* Budget beyond what is free would leave the overflow to the driver
 	 * (managed) or fail the pool (explicit): say so now. */
 	if (budget > free_bytes) {
