@@ -15,11 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cudamodel/cudamodel.h"
-#include "tap.h"
+#include "respawn.h"
 
 #define MODEL_EXIT 66
 #define MIB (1ull << 20)
@@ -316,55 +315,21 @@ static int run_scenario(const char *name)
 	return 2;
 }
 
-/* Run a scenario in a fresh process: its exit status, its stderr in log. */
-static int spawn(const char *self, const char *name, const char *env, char *log, size_t cap)
-{
-	char path[] = "/tmp/cudamodel-test-XXXXXX";
-	int fd = mkstemp(path), status = -1;
-	pid_t pid;
-	ssize_t n;
-
-	if (fd < 0)
-		tap_bail("mkstemp failed");
-	unlink(path);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd, 2);
-		if (env)
-			putenv((char *)env);
-		execl(self, self, name, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		tap_bail("cannot run a scenario");
-	n = pread(fd, log, cap - 1, 0);
-	log[n > 0 ? n : 0] = 0;
-	close(fd);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static void expect(const char *self, const char *name, const char *env, int code,
 		   const char *says, const char *what)
 {
-	static char log[1 << 16];
-	int got = spawn(self, name, env, log, sizeof(log));
+	const char *const list[] = { says, NULL };
 
-	if (!tap_ok(got == code && (!says || strstr(log, says)), "%s: %s", name, what))
-		tap_diag("  exit %d (wanted %d), stderr:\n%s", got, code, log);
+	test_respawn_expect(self, name, env, code, list, what);
 }
 
 int main(int argc, char **argv)
 {
 	char self[4096];
-	ssize_t n;
 
 	if (argc > 1)
 		return run_scenario(argv[1]);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		tap_bail("readlink /proc/self/exe failed");
-	self[n] = 0;
+	test_self(self, sizeof(self));
 	unsetenv("DAO_CUDAMODEL_MEM");
 	unsetenv("DAO_CUDAMODEL_MISUSE_OK");
 	unsetenv("DAO_CUDAMODEL_QUERY");

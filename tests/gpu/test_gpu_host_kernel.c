@@ -27,10 +27,9 @@
  * DAO_ERR_REENTRANT as from any kernel.
  */
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "gpu_common.h"
+#include "respawn.h"
 
 #define MODEL_EXIT 66
 #define NO_QUERY "DAO_CUDAMODEL_QUERY=0"
@@ -347,49 +346,6 @@ static int run_case(const char *name)
 	return 2;
 }
 
-/* Run a case in a fresh process (env: one more variable, or NULL): its
- * exit status, its stderr in log. */
-static int spawn(const char *self, const char *name, const char *env, char *log, size_t cap)
-{
-	char path[] = "/tmp/dao-host-kernel-XXXXXX";
-	int fd = mkstemp(path), status = -1;
-	pid_t pid;
-	ssize_t n;
-
-	if (fd < 0)
-		tap_bail("mkstemp failed");
-	unlink(path);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd, 2);
-		if (env)
-			putenv((char *)env);
-		execl(self, self, name, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		tap_bail("cannot run a case");
-	n = pread(fd, log, cap - 1, 0);
-	log[n > 0 ? n : 0] = 0;
-	close(fd);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* The case ends with status code and its stderr holds every string of says. */
-static void expect(const char *self, const char *name, const char *env, int code,
-		   const char *const *says, const char *what)
-{
-	static char log[1 << 16];
-	int got = spawn(self, name, env, log, sizeof(log));
-	bool said = true;
-
-	for (; says && *says; says++)
-		said &= strstr(log, *says) != NULL;
-	if (!tap_ok(got == code && said, "%s: %s", name, what))
-		tap_diag("  exit %d (wanted %d), stderr:\n%s", got, code, log);
-}
-
 int main(int argc, char **argv)
 {
 	static const char *const managed_race[] = {
@@ -398,7 +354,6 @@ int main(int argc, char **argv)
 	static const char *const explicit_touch[] = { "of device memory", NULL };
 	struct dao_cudamodel_counters c;
 	char self[4096];
-	ssize_t n;
 
 	if (argc > 1)
 		return run_case(argv[1]);
@@ -407,19 +362,16 @@ int main(int argc, char **argv)
 	setenv("DAO_CUDAMODEL_QUERY", "0", 0);
 	test_clear_env();
 	gpu_require_device();
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		tap_bail("readlink /proc/self/exe failed");
-	self[n] = 0;
-	expect(self, "plain:host", NULL, 0, NULL,
+	test_self(self, sizeof(self));
+	test_respawn_expect(self, "plain:host", NULL, 0, NULL,
 	       "on the host backend a plain kernel may work on its operands with the CPU");
 	if (gpu_model_counters(&c)) {
 		/* A card that is never early (no query says done): the
 		 * race is there whatever the timing. */
-		expect(self, "plain:cuda-managed", NO_QUERY, MODEL_EXIT, managed_race,
+		test_respawn_expect(self, "plain:cuda-managed", NO_QUERY, MODEL_EXIT, managed_race,
 		       "on cuda-managed the CPU's write to an output races with libdao's discard "
 		       "of it onto the device: the model stops the job");
-		expect(self, "plain:cuda-explicit", NULL, MODEL_EXIT, explicit_touch,
+		test_respawn_expect(self, "plain:cuda-explicit", NULL, MODEL_EXIT, explicit_touch,
 		       "on cuda-explicit the pointers are device memory: the model stops the job");
 	} else {
 		printf("ok %d # SKIP plain CPU kernels on CUDA backends: only the runtime model "
@@ -430,7 +382,7 @@ int main(int argc, char **argv)
 		char name[64];
 
 		snprintf(name, sizeof(name), "host:%s", dao_backend_name(backends[b]));
-		expect(self, name, NO_QUERY, 0, NULL,
+		test_respawn_expect(self, name, NO_QUERY, 0, NULL,
 		       "the same as a host kernel: right, on a card that is never early, and no "
 		       "page event libdao did not ask for");
 	}

@@ -19,12 +19,9 @@
 static inline dao_status unit_open(dao_backend_kind kind, uint64_t budget, dao_log_level level,
 				   dao_ctx *ctx)
 {
-	dao_config cfg;
+	dao_config cfg = test_config(budget, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE);
 
-	dao_config_init(&cfg);
 	cfg.backend = kind;
-	cfg.device_budget = budget;
-	cfg.flags = DAO_CONFIG_PRIVATE;
 	cfg.log_level = level;
 	return dao_open(&cfg, ctx);
 }
@@ -68,14 +65,11 @@ static inline void unit_refused(dao_backend_kind kind, uint64_t unit, uint64_t b
  * a unit: refused as the first would be, not a conflict. */
 static inline void unit_refused_shared(dao_backend_kind kind, uint64_t unit)
 {
-	dao_config cfg;
+	dao_config cfg = test_config(4 * unit, DAO_POLICY_DAO, 8, 0);
 	dao_ctx first, second;
 	dao_status st;
 
-	dao_config_init(&cfg);
 	cfg.backend = kind;
-	cfg.device_budget = 4 * unit;
-	cfg.log_level = test_log_level();
 	if (dao_open(&cfg, &first) != DAO_OK)
 		tap_bail("cannot open a shared %s context", dao_backend_name(kind));
 	cfg.device_budget = unit - 1;

@@ -365,17 +365,23 @@ static dao_status place_all_after_flush(struct device *d, struct op *op)
 	return DAO_OK;
 }
 
-dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
+/* The operands of the op about to run: not victims until it retires. */
+static void pin_operands(struct device *d, struct op *op)
 {
-	dao_status st = DAO_OK;
-	bool flushed = false;
-
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
 
 		r->pin++;
 		victim_remove(d, r);
 	}
+}
+
+dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
+{
+	dao_status st = DAO_OK;
+	bool flushed = false;
+
+	pin_operands(d, op);
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
 		struct dao_block *b;
@@ -675,12 +681,7 @@ dao_status res_prepare_host_kernel(struct device *d, struct op *op, dao_fence *i
 	bool unified = d->be->ops->host_access_vacates(d->be);
 
 	memset(idle, 0, sizeof(*idle));
-	for (uint32_t i = 0; i < op->nopnd; i++) {
-		struct rec *r = op->opnd[i].rec;
-
-		r->pin++;
-		victim_remove(d, r);
-	}
+	pin_operands(d, op);
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
 		uint8_t mode = op->opnd[i].mode;
