@@ -103,6 +103,7 @@ static void init(void)
 	model.no_pin = getenv("DAO_CUDAMODEL_PIN") && !strcmp(getenv("DAO_CUDAMODEL_PIN"), "0");
 	model.no_discard =
 		getenv("DAO_CUDAMODEL_DISCARD") && !strcmp(getenv("DAO_CUDAMODEL_DISCARD"), "0");
+	model.no_query = getenv("DAO_CUDAMODEL_QUERY") && !strcmp(getenv("DAO_CUDAMODEL_QUERY"), "0");
 	model.card = env_bytes("DAO_CUDAMODEL_MEM", 1ull << 30);
 	model.n.card_bytes = model.card;
 	pthread_key_create(&host_key, host_gone);

@@ -99,8 +99,9 @@ endif
 # `make check-cudamodel` (part of `make check`): the model's own tests, then
 # the GPU tests (tests/gpu/) on both CUDA backends against the model, and
 # the fallback test against a model without a device and without a driver;
-# the property test again where pinning is refused (pageable staging) and
-# the driver cannot discard (dead data migrates); dao-bench copy on both
+# the property test again where pinning is refused (pageable staging), the
+# driver cannot discard (dead data migrates) and no query says done (only
+# waits order the host); dao-bench copy on both
 # CUDA backends (tests/cudamodel/bench_copy.t); each plain, under
 # ASan+UBSan and under TSan. The GPU tests run scaled
 # down: the model moves every byte with the CPU.
@@ -117,7 +118,7 @@ check-cudamodel-$(1): $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(BU
 		prove -f $(BUILD)/$(1)/tests-cudamodel/test_cudamodel \
 		$(BUILD)/$(1)/tests-cudamodel/test_cudamodel_libs $(GPU_TESTS_$(1))
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel $(CUDAMODEL_GPU_ENV) DAO_TEST_PROGRAMS=1 \
-		DAO_CUDAMODEL_PIN=0 DAO_CUDAMODEL_DISCARD=0 $(CUDAMODEL_RUN_$(1)) \
+		DAO_CUDAMODEL_PIN=0 DAO_CUDAMODEL_DISCARD=0 DAO_CUDAMODEL_QUERY=0 $(CUDAMODEL_RUN_$(1)) \
 		prove -f $(BUILD)/$(1)/tests-gpu/test_gpu_property
 	LD_LIBRARY_PATH=$(BUILD)/$(1)/cudamodel DAO_CUDAMODEL_DEVICES=0 $(CUDAMODEL_RUN_$(1)) \
 		prove -f $(BUILD)/$(1)/tests/test_cuda_fallback

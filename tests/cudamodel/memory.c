@@ -9,7 +9,12 @@
  * and the model stops the process naming the address. Managed pages are
  * PROT_NONE there while resident on the card (or holding discarded bytes):
  * a host touch is a fault that migrates the page back, counted, as the
- * driver would; a host read of discarded bytes stops the process.
+ * driver would; a host read of discarded bytes stops the process. They are
+ * PROT_NONE too while a stream operation on them (copy, memset, prefetch,
+ * discard) is enqueued and has not run, so that a host touch racing with
+ * it is seen whether or not the stream got to it first (the checker
+ * decides; a touch that conflicts with nothing opens the page until the
+ * operations are done).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -55,21 +60,40 @@ void cm_card_update(void)
 			(unsigned long long)n->device_bytes, (unsigned long long)model.card);
 }
 
+static bool page_closed(const struct cm_alloc *m, uint32_t i)
+{
+	return (m->page[i] & PG_CLOSED) || (m->pending[i] && !(m->page[i] & PG_OPEN));
+}
+
 void cm_protect(struct cm_alloc *m, uint32_t first, uint32_t n)
 {
 	uint32_t i = first, end = first + n;
 
 	while (i < end) {
-		bool closed = m->page[i] & PG_CLOSED;
+		bool closed = page_closed(m, i);
 		uint32_t j = i + 1;
 
-		while (j < end && (bool)(m->page[j] & PG_CLOSED) == closed)
+		while (j < end && page_closed(m, j) == closed)
 			j++;
 		if (mprotect(m->base + (uint64_t)i * CM_PAGE, (uint64_t)(j - i) * CM_PAGE,
 			     closed ? PROT_NONE : PROT_READ | PROT_WRITE))
 			cm_fail("mprotect of managed memory failed");
 		i = j;
 	}
+}
+
+void cm_pages_pending(struct cm_alloc *m, uint64_t off, uint64_t len, int delta)
+{
+	uint32_t first = (uint32_t)(off / CM_PAGE), n = (uint32_t)((off + len - 1) / CM_PAGE) - first + 1;
+
+	for (uint32_t i = first; i < first + n; i++) {
+		m->pending[i] += (uint32_t)delta;
+		/* A new operation closes the page again; the last one done
+		 * ends what a host touch opened. */
+		if (delta > 0 || !m->pending[i])
+			m->page[i] &= (uint8_t)~PG_OPEN;
+	}
+	cm_protect(m, first, n);
 }
 
 /* Runs of pages of [first, first + n) not yet where they are going. */
@@ -217,6 +241,9 @@ static void on_segv(int sig, siginfo_t *si, void *uc_)
 			cm_um_record(CM_UM_CPU_FAULT, addr, (uint64_t)(uintptr_t)site.pc[0], 0);
 		if ((a->page[pg] & (PG_DEVICE | PG_EMPTY)) == PG_EMPTY)
 			model.n.host_populations++;
+		/* It conflicts with nothing pending: let it through. */
+		if (a->pending[pg])
+			a->page[pg] |= PG_OPEN;
 		if (a->page[pg] & PG_POISON)
 			cm_poison_drop_page(a, pg);
 		a->page[pg] &= (uint8_t)~PG_EMPTY;
@@ -311,6 +338,7 @@ static void unmap(struct cm_alloc *a)
 		free(a->poison);
 	}
 	free(a->page);
+	free(a->pending);
 	free(a);
 }
 
@@ -369,7 +397,8 @@ cudaError_t cudaMallocManaged(void **p, size_t size, unsigned int flags)
 		a->npages = (uint32_t)(a->span / CM_PAGE);
 		a->page = malloc(a->npages);
 		a->poison = calloc(a->npages, sizeof(*a->poison));
-		if (!a->page || !a->poison)
+		a->pending = calloc(a->npages, sizeof(*a->pending));
+		if (!a->page || !a->poison || !a->pending)
 			cm_fail("out of memory");
 		memset(a->page, PG_EMPTY, a->npages);
 		link_alloc(a);

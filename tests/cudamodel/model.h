@@ -49,8 +49,10 @@ enum cm_kind { CM_DEVICE, CM_MANAGED, CM_HOSTALLOC, CM_REGISTERED };
  * that was prefetched or discarded either way has one where it went (as
  * documented: both populate and map at their destination). */
 #define PG_EMPTY 32u
-/* What keeps the caller's mapping of a page closed (PROT_NONE). */
+/* What keeps the caller's mapping of a page closed (PROT_NONE), pending
+ * stream work aside (page_closed, memory.c). */
 #define PG_CLOSED (PG_DEVICE | PG_POISON | PG_EMPTY)
+#define PG_OPEN 64u     /* pending, but a host touch that conflicted with nothing opened it */
 
 struct cm_alloc {
 	enum cm_kind kind;
@@ -61,6 +63,7 @@ struct cm_alloc {
 	int fd;
 	uint32_t npages;
 	uint8_t *page;     /* managed: PG_* per CM_PAGE */
+	uint32_t *pending; /* managed: per page, stream operations on it enqueued, not yet run */
 	uint64_t **poison; /* managed: per page, a bitmap of discarded bytes or NULL */
 	struct cm_site site, discard_site;
 	struct cm_alloc *next;
@@ -135,6 +138,11 @@ struct cm_state {
 	bool no_driver;  /* DAO_CUDAMODEL_DRIVER=0 */
 	bool no_pin;     /* DAO_CUDAMODEL_PIN=0: pinning refused, as over a locked-memory limit */
 	bool no_discard; /* DAO_CUDAMODEL_DISCARD=0: a driver without discard */
+	/* DAO_CUDAMODEL_QUERY=0: cudaEventQuery of a recorded event always
+	 * says not ready, as for a card that is always behind: only waits
+	 * order the host after the streams, so every host access that a
+	 * lucky query would have ordered is a race, whatever the timing. */
+	bool no_query;
 	uint64_t card;   /* DAO_CUDAMODEL_MEM */
 	uint64_t dev_alloc_bytes, managed_dev_bytes;
 	struct dao_cudamodel_counters n;
@@ -197,6 +205,9 @@ void cm_pages_move(struct cm_alloc *m, uint32_t first, uint32_t n, bool to_devic
 void cm_card_make_room(uint64_t bytes, const struct cm_alloc *keep);
 void cm_device_access(struct cm_alloc *m, uint64_t off, uint64_t len);
 void cm_protect(struct cm_alloc *m, uint32_t first, uint32_t n);
+/* A stream operation on [off, off + len) of m enqueued (delta 1) or run
+ * (-1): while one is pending, the pages are closed to the host too. */
+void cm_pages_pending(struct cm_alloc *m, uint64_t off, uint64_t len, int delta);
 
 /* checker.c */
 /* An access by actor with clock vc (vc->c[actor] its epoch) to

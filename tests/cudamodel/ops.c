@@ -70,6 +70,10 @@ void cm_op_run(struct cm_op *op)
 		else
 			memset(op->dst, op->byte, op->len);
 		pthread_mutex_lock(&model.lock);
+		if (op->src_m)
+			cm_pages_pending(op->src_m, op->src_off, op->len, -1);
+		if (op->dst_m)
+			cm_pages_pending(op->dst_m, op->dst_off, op->len, -1);
 		break;
 	case OP_PREFETCH:
 	case OP_DISCARD: {
@@ -117,6 +121,7 @@ void cm_op_run(struct cm_op *op)
 			memset(op->m->alias + op->off, POISON_BYTE, op->len);
 			cm_poison_set(op->m, op->off, op->len, &op->site);
 		}
+		cm_pages_pending(op->m, op->off, op->len, -1);
 		break;
 	}
 	case OP_KERNEL:
@@ -207,7 +212,10 @@ static cudaError_t copy(const char *call, void *dst, const void *src, size_t cou
 	if (sa && sa->kind == CM_MANAGED) {
 		op->src_m = sa;
 		op->src_off = soff;
+		cm_pages_pending(sa, soff, count, 1);
 	}
+	if (op->dst_m)
+		cm_pages_pending(da, doff, count, 1);
 	submit(s, op, src, count, dst, count, sync || !da || !sa, call);
 	cm_unlock();
 	return cudaSuccess;
@@ -256,6 +264,7 @@ static cudaError_t set(const char *call, void *dst, int value, size_t count, cud
 	if (da->kind == CM_MANAGED) {
 		op->dst_m = da;
 		op->dst_off = doff;
+		cm_pages_pending(da, doff, count, 1);
 	}
 	submit(s, op, NULL, 0, dst, count, sync, call);
 	cm_unlock();
@@ -324,6 +333,7 @@ cudaError_t cudaMemPrefetchAsync(const void *p, size_t count, struct cudaMemLoca
 	op->len = count;
 	op->to_device = loc.type == cudaMemLocationTypeDevice;
 	/* A move keeps the bytes: it conflicts with writes only. */
+	cm_pages_pending(a, off, count, 1);
 	submit(s, op, p, count, NULL, 0, false, "cudaMemPrefetchAsync");
 	cm_unlock();
 	return cudaSuccess;
@@ -378,6 +388,7 @@ cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, siz
 		op->m = managed_pages(dptrs[i], sizes[i], &op->off);
 		op->len = sizes[i];
 		op->to_device = locs[l].type == cudaMemLocationTypeDevice;
+		cm_pages_pending(op->m, op->off, op->len, 1);
 		submit(s, op, NULL, 0, dptrs[i], sizes[i], false, call);
 	}
 	cm_unlock();

@@ -420,7 +420,7 @@ cudaError_t cudaEventQuery(cudaEvent_t h)
 				 (void *)h);
 	}
 	if (ev->recorded) {
-		if (ev->s->completed >= ev->index) {
+		if (ev->s->completed >= ev->index && !model.no_query) {
 			struct cm_vc vc = ev->vc;
 
 			cm_host_wait(ev->s, ev->index, &vc);

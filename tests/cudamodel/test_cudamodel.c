@@ -10,6 +10,7 @@
  * The others check their own results and end 0 (1 on a wrong one).
  */
 #include <cuda_runtime.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +234,50 @@ static void check_population_records(const char *path)
 	       "by address; no record for the discards");
 }
 
+/* A host touch of a managed page while a prefetch of it is in flight: a
+ * write conflicts with it (the move reads the page), whether or not the
+ * stream has got to it yet; a read conflicts with nothing and goes
+ * through. */
+static int moving_touch(bool write)
+{
+	char *m = managed(2 * MIB);
+	volatile char *v = m;
+	cudaStream_t s;
+
+	EXPECT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+	m[0] = 3;
+	EXPECT(cudaMemPrefetchAsync(m, 64 << 10, dev_loc, 0, s) == cudaSuccess);
+	if (write)
+		v[1] = 4; /* the model stops the process here */
+	else
+		EXPECT(v[0] == 3);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	return 0;
+}
+
+/* A query that sees a stream's write done orders the host after it. With
+ * DAO_CUDAMODEL_QUERY=0 no query ever does: the read after one races. */
+static int query_orders(void)
+{
+	const char *q = getenv("DAO_CUDAMODEL_QUERY");
+	bool never = q && !strcmp(q, "0");
+	char *m = managed(2 * MIB);
+	volatile char *v = m;
+	cudaStream_t s;
+	cudaEvent_t ev;
+	cudaError_t err;
+
+	EXPECT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+	EXPECT(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess);
+	EXPECT(cudaMemsetAsync(m, 5, 64 << 10, s) == cudaSuccess);
+	EXPECT(cudaEventRecord(ev, s) == cudaSuccess);
+	while ((err = cudaEventQuery(ev)) == cudaErrorNotReady && !never)
+		sched_yield();
+	EXPECT(err == (never ? cudaErrorNotReady : cudaSuccess));
+	EXPECT(v[0] == 5); /* under DAO_CUDAMODEL_QUERY=0 the model stops it here */
+	return 0;
+}
+
 /* Every misuse gets the runtime's error; the process then fails unless
  * told the misuses were meant. */
 static int misuse(void)
@@ -313,6 +358,12 @@ static int run_scenario(const char *name)
 		return discarded_read(true);
 	if (!strcmp(name, "host-touch"))
 		return host_touch();
+	if (!strcmp(name, "moving-write"))
+		return moving_touch(true);
+	if (!strcmp(name, "moving-read"))
+		return moving_touch(false);
+	if (!strcmp(name, "query-orders"))
+		return query_orders();
 	if (!strcmp(name, "card-overflow"))
 		return card_overflow();
 	if (!strcmp(name, "page-table"))
@@ -345,6 +396,14 @@ int main(int argc, char **argv)
 	       "a host read of discarded bytes is stopped");
 	expect(self, "host-touch", NULL, MODEL_EXIT, "host read of device memory",
 	       "a host read of cudaMalloc'd memory is stopped");
+	expect(self, "moving-write", NULL, MODEL_EXIT, "race on",
+	       "a host write to a managed page while a prefetch of it is in flight: a race");
+	expect(self, "moving-read", NULL, 0, NULL,
+	       "a host read of a managed page while a prefetch of it is in flight goes through");
+	expect(self, "query-orders", NULL, 0, NULL,
+	       "a query that sees a stream's write done orders the host after it");
+	expect(self, "query-orders", "DAO_CUDAMODEL_QUERY=0", MODEL_EXIT, "race on",
+	       "DAO_CUDAMODEL_QUERY=0: no query orders the host, its read races");
 	expect(self, "card-overflow", "DAO_CUDAMODEL_MEM=64M", 0, NULL,
 	       "a 64 MiB card: cudaMalloc beyond it fails, managed pages beyond it are evicted");
 	expect(self, "page-table", NULL, 0, NULL,

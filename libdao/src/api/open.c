@@ -180,6 +180,16 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 	if (rc->backend == DAO_BACKEND_AUTO)
 		rc->backend = auto_backend();
 	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_device(rc->backend))) {
+		/* A budget no backend of this kind could honour is refused
+		 * as it is when it opens the device. */
+		st = rc->budget_explicit && rc->device_budget
+			     ? dao_budget_check(dao_backend_name_of(d->be), rc->device_budget,
+						d->be->align)
+			     : DAO_OK;
+		if (st != DAO_OK) {
+			registry_unlock();
+			return st;
+		}
 		differs = shared_conflict(d, rc);
 		if (differs) {
 			registry_unlock();

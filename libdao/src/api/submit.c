@@ -24,10 +24,17 @@ dao_status dao_launch(dao_ctx ctx, dao_kernel_fn fn, void *user, const dao_opera
 dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_kernel_fn fn,
 			    void *user, const dao_operand *ops, size_t count)
 {
+	return dao_launch_flags(h, name, flops, 0, fn, user, ops, count);
+}
+
+dao_status dao_launch_flags(dao_ctx h, const char *name, uint64_t flops, uint32_t flags,
+			    dao_kernel_fn fn, void *user, const dao_operand *ops, size_t count)
+{
 	const struct launch l = {
 		.name = name,
 		.namelen = name ? strnlen(name, LAUNCH_NAME_MAX) : 0,
 		.flops = flops,
+		.flags = flags,
 		.fn = fn,
 		.user = user,
 		.ops = ops,
@@ -37,6 +44,8 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	struct ctx *c;
 	dao_status st;
 
+	if (flags & ~DAO_LAUNCH_FLAGS_ALL)
+		return DAO_ERR_INVALID;
 	if (count && !ops)
 		return DAO_ERR_NULL;
 	if (count > DAO_MAX_OPERANDS)
@@ -47,7 +56,9 @@ dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_ker
 	st = ctx_enter_to_launch(h, &c);
 	if (st != DAO_OK)
 		return st;
-	if (inbox_takes(c->dev, count, l.namelen, sched_getcpu())) {
+	/* Host kernels, whose CPU work dwarfs a launch, take the locked
+	 * path. */
+	if (!flags && inbox_takes(c->dev, count, l.namelen, sched_getcpu())) {
 		how = launch_through_inbox(c, &l, &st);
 		if (how == INBOX_QUEUED) {
 			ctx_leave_unlocked(c);

@@ -118,8 +118,8 @@ struct dao_backend_ops {
 			    const dao_fence *after, enum dao_move_why why);
 	/* Optional (NULL: nothing to do): the executor is about to touch
 	 * (done false), or has just touched (done true), [host, host + len)
-	 * of a host copy for dao_write (write) or dao_read. Only for
-	 * diagnostics: a backend may log it. */
+	 * of a host copy for dao_write (write), dao_read or a host kernel
+	 * (write: it may write). Only for diagnostics: a backend may log it. */
 	void (*host_access)(struct dao_backend *be, const void *host, uint64_t len, bool write,
 			    bool done);
 };
@@ -197,9 +197,15 @@ static inline uint64_t dao_budget_bytes(uint64_t bytes, uint32_t percent, uint64
  * simulator, the tests' models) names itself in its ops. */
 const char *dao_backend_name_of(const struct dao_backend *be);
 
+/* DAO_ERR_CONFIG, and a log line naming the backend and its unit, for a
+ * requested budget below one unit (budget.c); DAO_OK otherwise. Every
+ * backend checks its budget here before it takes anything. */
+dao_status dao_budget_check(const char *backend, uint64_t budget, uint64_t unit);
+
 /* Constructors. Each returns a backend whose arena spans `budget` bytes,
- * rounded by dao_budget_round(). */
-dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
+ * rounded by dao_budget_round(), or refuses a budget below its unit
+ * (dao_budget_check), naming itself `name` (its row's in backends.c). */
+dao_status dao_backend_host_create(const char *name, uint64_t budget, struct dao_backend **out);
 /* Total memory of the host backend's "device" (physical memory). */
 uint64_t dao_host_memory_bytes(void);
 

@@ -15,7 +15,8 @@
 static dao_status host_open(const struct dao_backend_entry *self, uint64_t budget,
 			    uint32_t percent, struct dao_backend **out)
 {
-	return dao_backend_host_create(dao_budget_bytes(budget, percent, dao_host_memory_bytes()),
+	return dao_backend_host_create(self->name,
+				       dao_budget_bytes(budget, percent, dao_host_memory_bytes()),
 				       out);
 }
 

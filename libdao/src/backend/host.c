@@ -50,6 +50,8 @@ struct host_backend {
 
 /* Smaller host copies are not worth a pin (and a page each). */
 #define PIN_MIN_BYTES (64u << 10)
+/* The allocation unit (dao.h): any offset of it suits every type. */
+#define HOST_UNIT 256u
 
 static uint64_t page_round(const struct host_backend *h, uint64_t bytes)
 {
@@ -272,11 +274,15 @@ static const struct dao_backend_ops host_ops = {
 	DAO_SEPARATE_MEMORY_OPS,
 };
 
-dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
+dao_status dao_backend_host_create(const char *name, uint64_t budget, struct dao_backend **out)
 {
-	struct host_backend *h = calloc(1, sizeof(*h));
+	struct host_backend *h;
 	long page = sysconf(_SC_PAGESIZE);
+	dao_status st = dao_budget_check(name, budget, HOST_UNIT);
 
+	if (st != DAO_OK)
+		return st;
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return DAO_ERR_NOMEM;
 	h->base.ops = &host_ops;
@@ -291,7 +297,7 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
 		.mem_bytes_per_s = 8e9,
 	};
 	h->base.device_memory = dao_host_memory_bytes();
-	h->base.align = 256;
+	h->base.align = HOST_UNIT;
 	h->base.contiguous = true;
 	h->base.arena_bytes = dao_budget_round(budget, h->base.align);
 	h->arena_map = (h->base.arena_bytes + (uint64_t)page - 1) & ~((uint64_t)page - 1);

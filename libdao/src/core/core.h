@@ -33,7 +33,8 @@
  *             prefetch horizon, clean-ahead)
  *   backend/  backend.h (what the executor asks of a device), backends.c
  *             (the table { kind, name, create }: the one list of backends
- *             and their names), memory_kind.c (separate
+ *             and their names), budget.c (a budget below a backend's
+ *             allocation unit refused), memory_kind.c (separate
  *             and unified memory), host.c, pin.c (the dao.ko client), sim.c
  *             (libdao-sim.a only), cuda/cuda_backend.h, cuda/cuda_device.c
  *             (opening a CUDA device), cuda/cuda_engines.c (streams,

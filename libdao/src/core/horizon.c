@@ -106,7 +106,8 @@ uint64_t horizon_peak_room(const struct device *d)
 	for (; op && n < HORIZON_SCAN_OPS; op = op->next, n++) {
 		if (op->kind != OP_KERNEL)
 			continue;
-		for (uint32_t i = 0; i < op->nopnd; i++) {
+		/* A host kernel places nothing (its operands stay on the host). */
+		for (uint32_t i = 0; i < op->nopnd && !op->on_host; i++) {
 			const struct opnd *u = &op->opnd[i];
 
 			if (!u->rec->blk && u->rec->use_head == u)
@@ -124,11 +125,14 @@ uint64_t horizon_peak_room(const struct device *d)
 	return peak;
 }
 
-/* Bytes of op's inputs that are not on the device. */
+/* Bytes of op's inputs that are not on the device (none for a host
+ * kernel, which fetches nothing). */
 static uint64_t missing_bytes(const struct op *op)
 {
 	uint64_t bytes = 0;
 
+	if (op->on_host)
+		return 0;
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		const struct opnd *u = &op->opnd[i];
 

@@ -84,7 +84,9 @@ resolve(struct ctx *c, const struct launch *l, bool dev_locked, struct karg *arg
 		args[i] = (struct karg){ .rec = r, .off = s->off, .len = s->len };
 	}
 	*nopnd = n;
-	return need > d->budget ? over_budget(d, l, need) : DAO_OK;
+	/* A host kernel's operands take no room on the device. */
+	return need > d->budget && !(l->flags & DAO_LAUNCH_HOST) ? over_budget(d, l, need)
+								  : DAO_OK;
 }
 
 static void trace_kernel(struct device *d, const struct op *op)
@@ -103,8 +105,11 @@ static void trace_kernel(struct device *d, const struct op *op)
 		trace_buffer_once(d, r);
 		ids[(m - 1) * op->nopnd + n[m]++] = r->id;
 	}
-	dao_trace_writer_kernel(d->trace, op->name, op->flops, ids, n[MODE_R],
-				ids + op->nopnd, n[MODE_W], ids + 2 * op->nopnd, n[MODE_RW]);
+	/* A host kernel is a host access, which a trace does not replay:
+	 * a comment (Documentation/trace-format.md). */
+	(op->on_host ? dao_trace_writer_host_kernel : dao_trace_writer_kernel)(
+		d->trace, op->name, op->flops, ids, n[MODE_R], ids + op->nopnd, n[MODE_W],
+		ids + 2 * op->nopnd, n[MODE_RW]);
 	if (ids != stackbuf)
 		free(ids);
 }
@@ -131,6 +136,7 @@ dao_status launch_locked(struct ctx *c, const struct launch *l)
 		return st;
 	}
 	op->kind = OP_KERNEL;
+	op->on_host = l->flags & DAO_LAUNCH_HOST;
 	op->ctx = c;
 	op->fn = l->fn;
 	op->user = l->user;

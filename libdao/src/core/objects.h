@@ -77,6 +77,7 @@ struct launch {
 	const char *name; /* NULL: unnamed */
 	size_t namelen;   /* strnlen(name, LAUNCH_NAME_MAX) */
 	uint64_t flops;
+	uint32_t flags; /* DAO_LAUNCH_*: the inbox takes only 0 */
 	dao_kernel_fn fn;
 	void *user;
 	const dao_operand *ops;
@@ -93,6 +94,7 @@ struct op {
 	struct ctx *ctx;
 	uint64_t seq; /* logical time: position in the device's op stream */
 	/* OP_KERNEL */
+	bool on_host; /* a host kernel (DAO_LAUNCH_HOST): works on host copies */
 	dao_kernel_fn fn;
 	void *user;
 	const char *name;

@@ -144,6 +144,13 @@ static struct better_victim best_victim_before(struct device *d, const struct op
 	return best;
 }
 
+/* An operand of the host kernel running now (res_prepare_host_kernel):
+ * pinned but not placed. Its host copy is the kernel's until it returns. */
+static bool held_on_host(const struct rec *r)
+{
+	return r->pin && !r->blk;
+}
+
 static void forget_ahead(struct device *d, struct rec *r)
 {
 	if (r->ahead) {
@@ -362,17 +369,23 @@ static dao_status place_all_after_flush(struct device *d, struct op *op)
 	return DAO_OK;
 }
 
-dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
+/* The operands of the op about to run: not victims until it retires. */
+static void pin_operands(struct device *d, struct op *op)
 {
-	dao_status st = DAO_OK;
-	bool flushed = false;
-
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
 
 		r->pin++;
 		victim_remove(d, r);
 	}
+}
+
+dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
+{
+	dao_status st = DAO_OK;
+	bool flushed = false;
+
+	pin_operands(d, op);
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
 		struct dao_block *b;
@@ -539,8 +552,12 @@ void res_prefetch(struct device *d)
 	struct op *op;
 
 	while ((op = d->res.pf_op) && op->seq <= d->q.now_seq + d->lookahead) {
-		if (op->kind == OP_WRITE)
-			break; /* what it writes must not be fetched before it */
+		/* What it writes must not be fetched before it. A host kernel
+		 * stops the walk as a host write does: the executor reaches it
+		 * as soon as the kernels before it are issued (not done), and
+		 * the walk goes on from there while it waits and runs. */
+		if (op->kind == OP_WRITE || (op->kind == OP_KERNEL && op->on_host))
+			break;
 		if (op->kind == OP_KERNEL) {
 			for (; d->res.pf_idx < op->nopnd; d->res.pf_idx++) {
 				struct opnd *u = &op->opnd[d->res.pf_idx];
@@ -548,7 +565,8 @@ void res_prefetch(struct device *d)
 				struct dao_block *b;
 				dao_status st;
 
-				if (!r->size || r->blk || (u->mode != MODE_W && !r->host_valid))
+				if (!r->size || r->blk || (u->mode != MODE_W && !r->host_valid) ||
+				    held_on_host(r))
 					continue;
 				/* Where reserving an output discards the
 				 * buffer's contents, an earlier use may still
@@ -671,6 +689,77 @@ dao_status res_host_read(struct device *d, struct op *op)
 		host_touch(d, r, op, false);
 	consume(d, op, true);
 	return st;
+}
+
+/*
+ * A host kernel (dao.h: DAO_LAUNCH_HOST) works on host copies: nothing is
+ * placed or fetched. Each operand's host copy is made current where its
+ * contents are on the device only (written back), and the operand leaves
+ * the device where the kernel writes it (its device copy would be stale)
+ * or where the CPU's touch would reach the device copy's pages (unified
+ * memory: migrated, or discarded when it is overwritten whole). *idle gets
+ * the fence after which every host copy is current and no copy touches it;
+ * the executor waits for it before calling the function.
+ */
+void res_host_kernel_touch(struct device *d, const struct op *op, bool done)
+{
+	void (*note)(struct dao_backend *, const void *, uint64_t, bool, bool) =
+		d->be->ops->host_access;
+
+	for (uint32_t i = 0; note && i < op->nopnd; i++) {
+		const struct rec *r = op->opnd[i].rec;
+
+		if (r->size && r->host)
+			note(d->be, r->host, r->size, op->opnd[i].mode & MODE_W, done);
+	}
+}
+
+dao_status res_prepare_host_kernel(struct device *d, struct op *op, dao_fence *idle)
+{
+	bool unified = d->be->ops->host_access_vacates(d->be);
+
+	memset(idle, 0, sizeof(*idle));
+	pin_operands(d, op);
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+		uint8_t mode = op->opnd[i].mode;
+		dao_status st = DAO_OK;
+
+		if (!r->size)
+			continue;
+		if (r->blk && ((mode & MODE_W) || unified))
+			st = vacate_for_host(d, r);
+		else if (mode != MODE_W && rec_dirty(r))
+			st = write_back(d, r, DAO_WHY_HOST);
+		if (st == DAO_OK)
+			st = ensure_host(d, r);
+		if (st != DAO_OK)
+			return st;
+		dao_fence_join(idle, &r->host_busy);
+	}
+	for (uint32_t i = 0; i < op->nargs; i++) {
+		struct karg *a = &op->args[i];
+
+		op->sizes[i] = a->len;
+		op->ptrs[i] = a->rec && a->rec->host ? (char *)a->rec->host + a->off : NULL;
+	}
+	return DAO_OK;
+}
+
+void res_after_host_kernel(struct device *d, struct op *op)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct opnd *u = &op->opnd[i];
+
+		if (!u->rec->size)
+			continue;
+		if (u->mode & MODE_W)
+			u->rec->host_valid = true;
+		/* The prefetch walk passed its later uses while the kernel
+		 * held it. */
+		if (!u->rec->blk)
+			rewind_prefetch(d, u->next_use);
+	}
 }
 
 void res_free_rec(struct device *d, struct rec *r)

@@ -5,6 +5,10 @@
  *
  *   next access overwrites the whole buffer (w)  KEY_DEAD: its data is dead,
  *                                                so dropping it costs nothing
+ *   next use by a host kernel that writes it     KEY_HOST: it leaves the device
+ *   (or any host kernel, on unified memory)      there anyway (a host kernel's
+ *                                                read on separate memory is
+ *                                                passed over: the next use counts)
  *   next use known (queued op) at seq s           s: farthest next use first
  *   next use predicted from the last iteration    that predicted seq
  *   no known future                               KEY_UNKNOWN + age (LRU)
@@ -23,6 +27,10 @@
 #include "policy/policy.h"
 
 #define KEY_DEAD (UINT64_MAX - 1)
+/* Next used by a host kernel, which takes it off the device: keeping it
+ * until then saves nothing, and what evicting it copies back is owed
+ * anyway. */
+#define KEY_HOST (KEY_DEAD - 1)
 #define KEY_UNKNOWN (1ull << 62)
 #define KEY_AGE_SPAN (1ull << 61)
 
@@ -39,11 +47,17 @@ static uint64_t age_key(uint64_t seq)
 
 static uint64_t next_use_from(struct device *d, struct rec *r, struct opnd *u, bool valid)
 {
+	/* A host kernel works on the host copy (residency.c): reading it
+	 * leaves a separate device copy as it is. */
+	while (u && u->op->on_host && u->mode == MODE_R && !d->be->ops->host_access_vacates(d->be))
+		u = u->next_use;
 	if (u) {
 		/* Data about to be overwritten is dead, but space reserved
 		 * for that write is needed then. */
 		if (u->mode == MODE_W && valid)
 			return KEY_DEAD;
+		if (u->op->on_host)
+			return KEY_HOST;
 		return u->op->seq;
 	}
 	if (r->released)
@@ -87,8 +101,9 @@ static enum heap_id heap_for(struct device *d, struct rec *r, uint64_t key)
 	 * ones are no worse victims. */
 	if (!d->pol->clean_ahead || d->be->ops->clean_evict_copies(d->be))
 		return HEAP_CLEAN;
-	/* Dead data costs no write-back however dirty it is. */
-	if (key == KEY_DEAD || !rec_dirty(r))
+	/* Dead data costs no write-back however dirty it is; data a host
+	 * kernel needs next is written back for it anyway. */
+	if (key == KEY_DEAD || key == KEY_HOST || !rec_dirty(r))
 		return HEAP_CLEAN;
 	return HEAP_DIRTY;
 }

@@ -61,6 +61,10 @@ dao_status dao_backend_cuda_create(dao_backend_kind kind, const char *name, uint
 		return DAO_ERR_BACKEND;
 	}
 	budget = dao_budget_bytes(budget, percent, total);
+	st = dao_budget_check(name, budget, kind == DAO_BACKEND_CUDA_MANAGED ? CU_MANAGED_UNIT
+									       : CU_EXPLICIT_UNIT);
+	if (st != DAO_OK)
+		return st;
 	/* Budget beyond what is free would leave the overflow to the driver
 	 * (managed) or fail the pool (explicit): say so now. */
 	if (budget > free_bytes) {

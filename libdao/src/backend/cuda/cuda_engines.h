@@ -19,6 +19,14 @@
 #include "backend/backend.h"
 #include "backend/cuda/request_log.h"
 
+/* The backends' allocation units (dao.h): the budget and every buffer's
+ * cost in it are whole units. cuda-explicit: cudaMalloc's alignment, which
+ * suits every type; cuda-managed: the device's large page, the granule a
+ * prefetch moves (buffers of 2 MiB or more own whole 2 MiB blocks of
+ * managed memory, but only the units they span move or count). */
+#define CU_EXPLICIT_UNIT 256ull
+#define CU_MANAGED_UNIT (64ull << 10)
+
 /* Submissions in flight per engine before a new one waits for the oldest. */
 #define CU_EVENTS 1024u
 

@@ -225,8 +225,7 @@ dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget, struc
 		.mem_bytes_per_s = 3000e9,
 	};
 	x->cb.base.device_memory = total;
-	/* cudaMalloc's own alignment: any offset of it suits every type. */
-	x->cb.base.align = 256;
+	x->cb.base.align = CU_EXPLICIT_UNIT;
 	x->cb.base.contiguous = true;
 	x->cb.base.arena_bytes = dao_budget_round(budget, x->cb.base.align);
 	st = cu_engines_init(&x->cb.eng, device);

@@ -29,7 +29,7 @@
 #include "backend/cuda/switches.h"
 #include "base/log.h"
 
-#define CM_GRANULE (64ull << 10)
+#define CM_GRANULE CU_MANAGED_UNIT
 #define CM_BLOCK (2ull << 20)
 #define CM_MIN_CHUNK (64ull << 20)
 #define CM_MAX_CHUNK (4ull << 30)
