@@ -293,6 +293,9 @@ struct dev_residency {
 	uint64_t iter_no;
 	uint64_t iter_start;
 	uint64_t prev_iter_len; /* 0 until one iteration completed */
+	/* Evicting dirty data costs a write-back that evicting clean data
+	 * does not (the backend's clean_evict_copies is false). */
+	bool dirty_costs;
 };
 
 /*
@@ -317,7 +320,7 @@ struct device {
 	struct dao_backend *be __attribute__((aligned(64)));
 	dao_backend_kind kind;
 	dao_policy policy;
-	const struct dao_policy_ops *pol; /* what the policy varies (policy/policy.h) */
+	const struct dao_policy_ops *pol; /* the policy's decisions (policy/policy.h) */
 	uint32_t lookahead;
 	uint32_t flags;
 	uint64_t budget;
