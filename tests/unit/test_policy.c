@@ -1,10 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_policy.c - the policy interface (policy/policy.h): the shipped
- * policies' victim orders from the facts alone.
+ * policies' orders and shared answers from the facts alone; and, on a
+ * device built by hand over the simulated backend, a policy core knows
+ * nothing about: the worked example of Documentation/design.md ("evict the
+ * largest first", written here as a new policy would be) orders the victim
+ * heaps with no change to core.
  */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/objects.h"
+#include "core/victim.h"
+#include "dao_sim.h"
 #include "policy/policy.h"
 #include "tap.h"
+
+#define KB 1024u
 
 static struct policy_rank rank(const struct dao_policy_ops *p, struct policy_rec f)
 {
@@ -18,9 +31,9 @@ static void test_table(void)
 	for (dao_policy p = DAO_POLICY_DAO; p <= DAO_POLICY_FIFO; p++) {
 		const struct dao_policy_ops *o = policy_ops(p);
 
-		complete &= o && o->rank;
+		complete &= o && o->rank && o->fetch_now && o->fetch_room;
 	}
-	tap_ok(complete, "every policy's row has its victim order");
+	tap_ok(complete, "every policy's row has its victim order and prefetch answers");
 	tap_ok(!policy_ops(DAO_POLICY_DEFAULT) && !policy_ops((dao_policy)99),
 	       "default and a value outside the enum have no ops");
 }
@@ -75,10 +88,157 @@ static void test_orders(void)
 	       "a dirty one with no known future before a clean one needed");
 }
 
+static void test_fetch_bounded(void)
+{
+	struct policy_fetch f = { .budget = 64 * 1024 * KB, .bytes = 256 * KB };
+
+	tap_ok(policy_fetch_bounded(NULL, &f), "rule 3: a fetch with nothing ahead goes");
+	f.ahead_bytes = 512 * KB;
+	tap_ok(policy_fetch_bounded(NULL, &f), "up to budget / 64 ahead (1 MiB)");
+	f.ahead_bytes = 800 * KB;
+	tap_ok(!policy_fetch_bounded(NULL, &f), "not beyond it");
+	f.bytes = 1024 * KB;
+	f.ahead_bytes = 2048 * KB;
+	tap_ok(policy_fetch_bounded(NULL, &f), "or up to 3 x the buffer when that is more");
+	f.bytes = 64 * 1024 * KB;
+	f.ahead_bytes = 0;
+	tap_ok(policy_fetch_bounded(NULL, &f), "a fetch as large as the budget with nothing ahead");
+}
+
+/* The worked example of Documentation/design.md, "Where to change what":
+ * a new policy, evict the largest first. */
+static struct policy_rank largest_rank(void *state, const struct policy_rec *r)
+{
+	if (r->next_use == POLICY_USE_DEAD)
+		return (struct policy_rank){ .key = POLICY_KEY_DEAD };
+	/* No future known: after every known use, the largest first. */
+	return (struct policy_rank){ .key = POLICY_KEY_UNKNOWN + r->bytes };
+}
+
+static const struct dao_policy_ops policy_largest = {
+	.rank = largest_rank,
+	.fetch_now = policy_fetch_bounded,     /* rule 3, as the others */
+	.fetch_room = policy_room_free_only, /* knows no future: into free space only */
+};
+
+/* A device as device_create makes one, without its executor: the
+ * simulated backend, the arena, the victim heaps. */
+struct bench {
+	struct device *d;
+	struct rec *r[3];
+};
+
+static struct bench *bench_new(void)
+{
+	struct bench *b = calloc(1, sizeof(*b));
+	struct dao_sim_model m;
+	struct dao_backend *be;
+
+	dao_sim_model_preset("h100", &m);
+	if (!b || dao_backend_sim_create(&m, 1 << 20, 0, &be) != DAO_OK)
+		tap_bail("sim backend");
+	b->d = aligned_alloc(_Alignof(struct device), sizeof(struct device));
+	if (!b->d)
+		tap_bail("device");
+	memset(b->d, 0, sizeof(*b->d));
+	b->d->be = be;
+	b->d->budget = 1 << 20;
+	b->d->lookahead = 7;
+	b->d->q.next_seq = 1;
+	victim_init(b->d);
+	if (!arena_init(&b->d->res.arena, b->d->budget, 256, true))
+		tap_bail("arena");
+	return b;
+}
+
+/* Three resident records of 3, 1 and 2 KB, ids 1..3. */
+static void bench_records(struct bench *b)
+{
+	static const uint64_t kb[3] = { 3, 1, 2 };
+
+	for (int i = 0; i < 3; i++) {
+		struct rec *r = aligned_alloc(_Alignof(struct rec), sizeof(struct rec));
+
+		if (!r)
+			tap_bail("record");
+		memset(r, 0, sizeof(*r));
+		r->id = (uint64_t)i + 1;
+		r->size = r->asize = kb[i] * KB;
+		r->heap_pos = -1;
+		r->blk = arena_alloc(&b->d->res.arena, r->asize);
+		r->dev_valid = r->host_valid = true;
+		r->last_use = 40 + (uint64_t)i;
+		r->load_seq = 30 + (uint64_t)i;
+		r->all_next = b->d->all_recs;
+		b->d->all_recs = r;
+		b->r[i] = r;
+		victim_update(b->d, r);
+	}
+}
+
+static void bench_free(struct bench *b)
+{
+	victim_destroy(b->d);
+	for (int i = 0; i < 3; i++) {
+		if (b->r[i]) {
+			dao_fence none = { 0 };
+
+			arena_free(&b->d->res.arena, b->r[i]->blk, &none);
+		}
+		free(b->r[i]);
+	}
+	arena_destroy(&b->d->res.arena);
+	b->d->be->ops->destroy(b->d->be);
+	free(b->d);
+	free(b);
+}
+
+static void test_new_policy_in_core(void)
+{
+	struct bench *b = bench_new();
+	struct rec *v;
+
+	b->d->pol = &policy_largest;
+	bench_records(b);
+	v = victim_pick(b->d, 0);
+	tap_ok(v == b->r[0], "the example policy: core evicts the largest first (3 KB)");
+	victim_remove(b->d, v);
+	tap_ok(victim_pick(b->d, 0) == b->r[2], "then the 2 KB record");
+	tap_ok(victim_pick(b->d, 1000) == b->r[2],
+	       "keys after every known use: rule 1 lets a prefetch for any kernel take them");
+	b->r[1]->released = true;
+	victim_update(b->d, b->r[1]);
+	tap_ok(victim_pick(b->d, 0) == b->r[1], "a released record, dead, goes first of all");
+	bench_free(b);
+}
+
+/* The dirty fact core hands the policy: dao ranks apart a record whose
+ * eviction would write it back, whatever its next use, and no other. */
+static void test_dirty_fact(void)
+{
+	struct bench *b = bench_new();
+	struct victim_heap *apart = &b->d->res.heaps[HEAP_DIRTY];
+
+	b->d->pol = &policy_dao;
+	bench_records(b);
+	tap_ok(apart->n == 0, "dao: clean records rank together");
+	b->r[0]->host_valid = false;
+	victim_update(b->d, b->r[0]);
+	tap_ok(apart->n == 1 && apart->v[0] == b->r[0],
+	       "a record valid on the device only ranks apart, with no known future too");
+	b->r[0]->released = true;
+	victim_update(b->d, b->r[0]);
+	tap_ok(apart->n == 0, "not once its data is dead: dropping it writes nothing back");
+	bench_free(b);
+}
+
 int main(void)
 {
 	test_table();
 	test_orders();
+	test_fetch_bounded();
+	test_new_policy_in_core();
+	test_dirty_fact();
 	tap_plan_done();
 	return tap_exit();
 }

@@ -24,7 +24,8 @@
  *             (the device mutex, spinning), queue.c, executor.c,
  *             residency.c (what is resident, fetches, evictions),
  *             victim.c (the eviction order's heaps; the order is the
- *             policy's), horizon.c (the window's modeled time: due
+ *             policy's), ask.c (asking the policy: a prefetch's room,
+ *             cleaning ahead), horizon.c (the window's modeled time: due
  *             fetches, clean-ahead), publish.c (residency for
  *             daoctl, dao_publish.h), summary.c (DAO_SUMMARY: the figures
  *             as one line at close)
@@ -32,7 +33,7 @@
  *   policy/   policy.h (what a policy decides, from which facts), policy.c
  *             (the table { id, name, ops } of the policies: the one list
  *             of them and their names), one file per policy: dao.c,
- *             belady.c, lru.c, fifo.c
+ *             belady.c, lru.c, fifo.c; prefetch.c (answers they share)
  *   backend/  backend.h (what the executor asks of a device), backends.c
  *             (the table { kind, name, create }: the one list of backends
  *             and their names), budget.c (a budget below a backend's

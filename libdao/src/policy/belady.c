@@ -15,7 +15,13 @@ static struct policy_rank belady_rank(void *state, const struct policy_rec *r)
 	return (struct policy_rank){ .key = policy_key_next_use(r) };
 }
 
+static uint64_t belady_fetch_room(void *state, struct policy_fetch_room *q)
+{
+	return q->better_key(q);
+}
+
 const struct dao_policy_ops policy_belady = {
 	.rank = belady_rank,
-	.prefetch_evicts = true,
+	.fetch_now = policy_fetch_bounded,
+	.fetch_room = belady_fetch_room,
 };

@@ -40,10 +40,35 @@ static bool dao_pick_apart(void *state, uint64_t dirty_key, uint64_t clean_key, 
 	return distance(dirty_key, now) / DIRTY_NUM > distance(clean_key, now) / DIRTY_DEN;
 }
 
+static uint64_t dao_fetch_room(void *state, struct policy_fetch_room *q)
+{
+	uint64_t better = q->better_key(q);
+
+	if (q->due(q) && q->late_waiting(q))
+		return 0;
+	return better;
+}
+
+/*
+ * Write back ahead only while the window's placements will need more room
+ * at once than is free and cleaned already (so that some record will be
+ * evicted), only as far ahead as the d2h engine works while the kernels up
+ * to the prefetch frontier compute, and only records needed after that
+ * frontier.
+ */
+static bool dao_clean(void *state, struct policy_clean *c)
+{
+	if (c->free_bytes + c->cleaned_bytes >= c->peak_room(c))
+		return false;
+	if (c->key <= c->frontier)
+		return false;
+	return !c->cleaned_bytes || c->d2h_ns(c, c->cleaned_bytes + c->bytes) <= c->compute_ns(c);
+}
+
 const struct dao_policy_ops policy_dao = {
 	.rank = dao_rank,
 	.pick_apart = dao_pick_apart,
-	.eager_when_due = true,
-	.prefetch_evicts = true,
-	.clean_ahead = true,
+	.fetch_now = policy_fetch_bounded,
+	.fetch_room = dao_fetch_room,
+	.clean = dao_clean,
 };

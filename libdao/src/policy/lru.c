@@ -13,4 +13,6 @@ static struct policy_rank lru_rank(void *state, const struct policy_rec *r)
 
 const struct dao_policy_ops policy_lru = {
 	.rank = lru_rank,
+	.fetch_now = policy_fetch_bounded,
+	.fetch_room = policy_room_free_only,
 };

@@ -5,14 +5,22 @@
  * A policy is an ops table (struct dao_policy_ops) in a file of its own
  * (dao.c, belady.c, lru.c, fifo.c) and a row { id, name, ops } of the table
  * of policies (policy.c). Core keeps the mechanics (the access-pattern
- * table, the victim heaps) and asks the device's policy for its order; it
- * never tests which policy runs. This layer sees none of core's objects: a
- * record reaches a policy as the facts below, and a policy answers with a
- * key. (The prefetch and clean-ahead decisions are still flags core reads.)
+ * table, the victim heaps, modeled time, the copies) and asks the device's
+ * policy where a decision is made; it never tests which policy runs. This
+ * layer sees none of core's objects: a record, an op and the queued window
+ * reach a policy as the facts below, and a policy answers in keys, seqs,
+ * bytes and yes/no.
  *
  * Times are logical: an op's seq, its position in the device's stream.
+ * Every op runs on the device's executor with the device's mutex held. Its
+ * first argument, state, is NULL: no policy keeps state yet.
+ *
  * The victim order is called for every re-ranked record, several times a
- * kernel: its facts are plain fields, filled without a walk.
+ * kernel: its facts are plain fields, filled without a walk. The other
+ * decisions are asked only where one is made (a fetch that needs room,
+ * dirty data that could be cleaned), and what costs a walk of the window
+ * is asked for, through the decision's question functions, only by the
+ * policies that use it.
  */
 #ifndef DAO_POLICY_H
 #define DAO_POLICY_H
@@ -87,30 +95,86 @@ struct policy_rank {
 	bool apart;
 };
 
+/* A prefetch (a fetch, or space for an output, before its kernel's turn). */
+struct policy_fetch {
+	uint64_t target;      /* seq of the kernel it is for */
+	uint64_t id;          /* the record */
+	uint64_t bytes;       /* the space it takes */
+	uint64_t ahead_bytes; /* space taken by prefetches whose kernels have not run */
+	uint64_t budget;      /* the device's */
+	bool output;          /* only space for a w operand: nothing copied */
+};
+
+/* A prefetch for kernel `target` found no free space, and a record keyed
+ * after target could make room. The policy may ask (each question walks
+ * the queued window once; core keeps the answer for the decision): */
+struct policy_fetch_room {
+	uint64_t target;
+	/* Rule 2: the best key that a record used before target (the running
+	 * kernel's operands included) will have once that use is done; 0
+	 * when none. Evicting a worse victim now is harm Belady's order would
+	 * not do at target's turn. */
+	uint64_t (*better_key)(struct policy_fetch_room *q);
+	/* Modeled time (core/horizon.c): whether target's fetches, put off
+	 * to the next decision (the next kernel's end), would arrive after
+	 * target could start. */
+	bool (*due)(struct policy_fetch_room *q);
+	/* Whether they would, put off until the better victim is freed (the
+	 * end of its last use before target). */
+	bool (*late_waiting)(struct policy_fetch_room *q);
+};
+
+/* fetch_room's answer when the prefetch may evict nothing. */
+#define POLICY_EVICT_NONE UINT64_MAX
+
+/* Dirty data that cleaning ahead could write back now (it stays
+ * resident and clean): the top of the heap of records ranked apart,
+ * asked while the live records do not all fit. */
+struct policy_clean {
+	uint64_t key;           /* the candidate's */
+	uint64_t bytes;         /* its space */
+	uint64_t frontier;      /* seq of the first op whose fetches are not yet issued */
+	uint64_t free_bytes;    /* free device space */
+	uint64_t cleaned_bytes; /* space of records cleaned ahead and still resident */
+	/* Modeled time over the queued window (core/horizon.c), walked once
+	 * per turn: the most space the window's placements take at once;
+	 * the time the kernels before the frontier compute; the time the d2h
+	 * engine moves `bytes`. */
+	uint64_t (*peak_room)(struct policy_clean *c);
+	uint64_t (*compute_ns)(struct policy_clean *c);
+	uint64_t (*d2h_ns)(struct policy_clean *c, uint64_t bytes);
+};
+
+/* rank, fetch_now and fetch_room are required (a device refuses a table
+ * without them); the others may be NULL. */
 struct dao_policy_ops {
 	/* The victim order: a resident, unpinned record's rank, called
-	 * whenever its facts may have changed. Required. (state: NULL, no
-	 * policy keeps state yet.) */
+	 * whenever its facts may have changed. */
 	struct policy_rank (*rank)(void *state, const struct policy_rec *r);
 	/* Both heaps have a victim: whether the one ranked apart goes first
 	 * (now: the seq being executed). NULL: the larger key. */
 	bool (*pick_apart)(void *state, uint64_t apart_key, uint64_t key, uint64_t now);
 
-	/* prefetch horizon: the fetches of kernels that are due in modeled
-	 * time (core/horizon.c) are issued as soon as they evict nothing
-	 * needed sooner; others also wait until no record used before them
-	 * would be a better victim. Without it, all wait so. */
-	bool eager_when_due;
-	/* whether a prefetch may evict at all (lru and fifo know no future:
-	 * they fetch ahead into free space only) */
-	bool prefetch_evicts;
-	/* clean-ahead: dirty records are written back ahead of their
-	 * eviction while copy engines idle */
-	bool clean_ahead;
+	/* Prefetch: whether this fetch is issued now (false: the walk along
+	 * the window stops until the next kernel's turn). */
+	bool (*fetch_now)(void *state, const struct policy_fetch *f);
+	/* A prefetch needs room: the least key a victim may have (0: any
+	 * that rule 1 allows; POLICY_EVICT_NONE: none, it waits). */
+	uint64_t (*fetch_room)(void *state, struct policy_fetch_room *q);
+
+	/* Cleaning ahead: whether to write candidate c back now (false: no
+	 * more this turn). NULL: never. */
+	bool (*clean)(void *state, struct policy_clean *c);
 };
 
 /* The policies, one file each. */
 extern const struct dao_policy_ops policy_dao, policy_belady, policy_lru, policy_fifo;
+
+/* What several policies share (prefetch.c). fetch_now: rule 3, at most
+ * max(budget / 64, 3 x the buffer) bytes fetched ahead of their kernels
+ * at a time. fetch_room: evict nothing (prefetch into free space only). */
+bool policy_fetch_bounded(void *state, const struct policy_fetch *f);
+uint64_t policy_room_free_only(void *state, struct policy_fetch_room *q);
 
 /* A row of the table of policies (policy.c), one per dao_policy but
  * DEFAULT: the one list of their names (dao_policy_name, DAO_POLICY and
