@@ -2,16 +2,22 @@
 /*
  * test_policy.c - the policy interface (policy/policy.h): the shipped
  * policies' orders and shared answers from the facts alone; and, on a
- * device built by hand over the simulated backend, a policy core knows
- * nothing about: the worked example of Documentation/design.md ("evict the
- * largest first", written here as a new policy would be) orders the victim
- * heaps with no change to core.
+ * device built by hand over the simulated backend, what core asks of a
+ * policy it knows nothing about: the worked example of
+ * Documentation/design.md ("evict the largest first", written here as a
+ * new policy would be) orders the victim heaps with no change to core,
+ * and a stateful policy gets its state with the device, the facts of every
+ * queued op and iteration mark, and has every resident record re-ranked
+ * at once when its order changes (and only then).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
+#include "core/ask.h"
 #include "core/objects.h"
+#include "core/queue.h"
+#include "core/residency.h"
 #include "core/victim.h"
 #include "dao_sim.h"
 #include "policy/policy.h"
@@ -121,11 +127,105 @@ static const struct dao_policy_ops policy_largest = {
 	.fetch_room = policy_room_free_only, /* knows no future: into free space only */
 };
 
+/* A stateful policy: largest or smallest first as its state says (the
+ * test sets it), a re-rank at every mark, and a record of what core told
+ * it. */
+struct sized {
+	struct policy_device dev;
+	bool smallest;
+	enum policy_after after_queued;
+	unsigned queued, marks, ranks;
+	void *state_seen; /* the state the hooks got, NULL if ever another */
+	struct policy_op op;
+	struct policy_use uses[4];
+	struct policy_mark mark;
+	struct policy_rec last;
+};
+
+static struct sized *sized_live; /* for the test to look at */
+static unsigned sized_destroyed;
+
+static dao_status sized_create(const struct policy_device *dev, void **state)
+{
+	struct sized *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return DAO_ERR_NOMEM;
+	s->dev = *dev;
+	s->state_seen = s;
+	sized_live = s;
+	*state = s;
+	return DAO_OK;
+}
+
+static void sized_destroy(void *state)
+{
+	sized_destroyed++;
+	sized_live = NULL;
+	free(state);
+}
+
+static void seen(struct sized *s, void *state)
+{
+	if (state != s)
+		s->state_seen = NULL;
+}
+
+static struct policy_rank sized_rank(void *state, const struct policy_rec *r)
+{
+	struct sized *s = state;
+
+	seen(s, state);
+	s->ranks++;
+	s->last = *r;
+	return (struct policy_rank){ .key = POLICY_KEY_UNKNOWN +
+					    (s->smallest ? POLICY_KEY_SPAN - r->bytes : r->bytes) };
+}
+
+static enum policy_after sized_iteration(void *state, const struct policy_mark *m)
+{
+	struct sized *s = state;
+
+	seen(s, state);
+	s->marks++;
+	s->mark = *m;
+	return POLICY_RERANK;
+}
+
+static enum policy_after sized_queued(void *state, const struct policy_op *op)
+{
+	struct sized *s = state;
+
+	seen(s, state);
+	s->queued++;
+	s->op = *op;
+	memcpy(s->uses, op->uses, (op->nuses < 4 ? op->nuses : 4) * sizeof(*op->uses));
+	s->op.uses = s->uses;
+	return s->after_queued;
+}
+
+static const struct dao_policy_ops policy_sized = {
+	.create = sized_create,
+	.destroy = sized_destroy,
+	.rank = sized_rank,
+	.fetch_now = policy_fetch_bounded,
+	.fetch_room = policy_room_free_only,
+	.iteration = sized_iteration,
+	.queued = sized_queued,
+};
+
+static dao_status refuse_create(const struct policy_device *dev, void **state)
+{
+	return DAO_ERR_NOMEM;
+}
+
 /* A device as device_create makes one, without its executor: the
  * simulated backend, the arena, the victim heaps. */
 struct bench {
 	struct device *d;
 	struct rec *r[3];
+	struct opnd u[3];
+	struct op op;
 };
 
 static struct bench *bench_new(void)
@@ -178,6 +278,7 @@ static void bench_records(struct bench *b)
 
 static void bench_free(struct bench *b)
 {
+	ask_stop(b->d);
 	victim_destroy(b->d);
 	for (int i = 0; i < 3; i++) {
 		if (b->r[i]) {
@@ -193,12 +294,31 @@ static void bench_free(struct bench *b)
 	free(b);
 }
 
+static void test_start_refused(void)
+{
+	struct bench *b = bench_new();
+	struct dao_policy_ops no_rank = policy_largest, fails = policy_sized;
+	dao_status st;
+
+	no_rank.rank = NULL;
+	st = ask_start(b->d, &no_rank);
+	tap_ok(st == DAO_ERR_CONFIG && !b->d->pol, "a table without its victim order is refused (%s)",
+	       dao_strerror(st));
+	fails.create = refuse_create;
+	st = ask_start(b->d, &fails);
+	tap_ok(st == DAO_ERR_NOMEM && !b->d->pol && !b->d->pol_state && !b->d->res.pol_uses,
+	       "a state that cannot be created fails the start and leaves the device as it was (%s)",
+	       dao_strerror(st));
+	bench_free(b);
+}
+
 static void test_new_policy_in_core(void)
 {
 	struct bench *b = bench_new();
 	struct rec *v;
 
-	b->d->pol = &policy_largest;
+	if (ask_start(b->d, &policy_largest) != DAO_OK)
+		tap_bail("start");
 	bench_records(b);
 	v = victim_pick(b->d, 0);
 	tap_ok(v == b->r[0], "the example policy: core evicts the largest first (3 KB)");
@@ -219,7 +339,8 @@ static void test_dirty_fact(void)
 	struct bench *b = bench_new();
 	struct victim_heap *apart = &b->d->res.heaps[HEAP_DIRTY];
 
-	b->d->pol = &policy_dao;
+	if (ask_start(b->d, &policy_dao) != DAO_OK)
+		tap_bail("start");
 	bench_records(b);
 	tap_ok(apart->n == 0, "dao: clean records rank together");
 	b->r[0]->host_valid = false;
@@ -232,13 +353,71 @@ static void test_dirty_fact(void)
 	bench_free(b);
 }
 
+static void test_stateful(void)
+{
+	struct bench *b = bench_new();
+	struct sized *s;
+	struct op mark = { .kind = OP_ITER, .seq = 60 };
+	dao_status st = ask_start(b->d, &policy_sized);
+
+	s = sized_live;
+	tap_ok(st == DAO_OK && s && b->d->pol_state == s, "a stateful policy's state comes with start");
+	if (!s)
+		tap_bail("no state");
+	tap_ok(s->dev.budget == 1 << 20 && s->dev.lookahead == 7 && s->dev.h2d_bytes_per_s > 0 &&
+		       s->dev.flops_per_s > 0,
+	       "created for the device: its budget, lookahead and rates");
+	bench_records(b);
+	tap_ok(s->ranks == 3 && s->last.id == 3 && s->last.bytes == 2 * KB &&
+		       s->last.next_use == POLICY_USE_UNKNOWN && s->last.last_use == 42 &&
+		       s->last.load_seq == 32 && !s->last.dirty && !s->last.predicted,
+	       "rank gets the record's facts (id, space, no known future, last use, load)");
+	tap_ok(victim_pick(b->d, 0) == b->r[0], "largest first while its state says so");
+
+	/* A kernel reading record 2 and overwriting record 3. */
+	b->op = (struct op){ .kind = OP_KERNEL, .seq = 50, .flops = 1234, .opnd = b->u, .nopnd = 2 };
+	b->u[0] = (struct opnd){ .rec = b->r[1], .mode = MODE_R };
+	b->u[1] = (struct opnd){ .rec = b->r[2], .mode = MODE_W };
+	table_append(b->d, &b->op);
+	tap_ok(s->queued == 1 && s->op.seq == 50 && s->op.kind == POLICY_OP_KERNEL &&
+		       s->op.flops == 1234 && s->op.nuses == 2 && s->uses[0].id == 2 &&
+		       s->uses[0].bytes == KB && s->uses[0].mode == DAO_R && s->uses[1].id == 3 &&
+		       s->uses[1].mode == DAO_W,
+	       "queued: the op's seq, kind, flops and each use (id, space, mode)");
+	tap_ok(s->last.id == 3 && s->last.next_use == POLICY_USE_DEAD,
+	       "a record whose next access overwrites it whole is ranked dead");
+
+	/* The state changes, no re-rank asked: keys stay as they were. */
+	s->smallest = true;
+	tap_ok(victim_pick(b->d, 0) == b->r[0], "keys change only when core re-ranks");
+	res_iteration(b->d, &mark);
+	tap_ok(s->marks == 1 && s->mark.seq == 60 && s->mark.iteration == 1 &&
+		       s->mark.prev_len == 60,
+	       "an iteration mark: its seq, the iterations begun, the last one's length");
+	tap_ok(victim_pick(b->d, 0) == b->r[1],
+	       "its hook asked for a re-rank: every resident record re-ranked at once (smallest "
+	       "first now)");
+	s->smallest = false;
+	s->after_queued = POLICY_RERANK;
+	b->op.seq = 70;
+	b->op.nopnd = 0;
+	table_append(b->d, &b->op);
+	tap_ok(s->queued == 2 && victim_pick(b->d, 0) == b->r[0],
+	       "so can a queued op's hook (largest first again)");
+	tap_ok(s->state_seen == s, "every hook got the state it created");
+	bench_free(b);
+	tap_ok(sized_destroyed == 1 && !sized_live, "the state goes with the device");
+}
+
 int main(void)
 {
 	test_table();
 	test_orders();
 	test_fetch_bounded();
+	test_start_refused();
 	test_new_policy_in_core();
 	test_dirty_fact();
+	test_stateful();
 	tap_plan_done();
 	return tap_exit();
 }

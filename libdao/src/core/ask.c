@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ask.c - how core asks the device's policy (policy/policy.h) where a
- * decision is made, beyond the victim order (victim.c): a prefetch's room,
- * cleaning ahead.
+ * decision is made, beyond the victim order (victim.c).
  *
  * A decision's facts are plain fields; what costs a walk of the queued
  * window (rule 2's better victim, modeled time from horizon.c) is a
@@ -10,10 +9,51 @@
  * once per decision. Each question's struct is the first member of core's
  * own, so the function gets back to the device from it.
  */
+#include <stdlib.h>
+
 #include "backend/backend.h"
 #include "core/ask.h"
 #include "core/horizon.h"
 #include "core/victim.h"
+
+dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
+{
+	const struct dao_rates *r = &d->be->rates;
+	const struct policy_device dev = {
+		.budget = d->budget,
+		.lookahead = d->lookahead,
+		.h2d_bytes_per_s = r->h2d_bytes_per_s,
+		.d2h_bytes_per_s = r->d2h_bytes_per_s,
+		.flops_per_s = r->flops_per_s,
+		.mem_bytes_per_s = r->mem_bytes_per_s,
+		.launch_ns = r->launch_ns,
+	};
+	struct policy_use *uses = NULL;
+	void *state = NULL;
+	dao_status st;
+
+	if (!pol || !pol->rank || !pol->fetch_now || !pol->fetch_room)
+		return DAO_ERR_CONFIG;
+	if (pol->queued && !(uses = calloc(DAO_MAX_OPERANDS, sizeof(*uses))))
+		return DAO_ERR_NOMEM;
+	if (pol->create && (st = pol->create(&dev, &state)) != DAO_OK) {
+		free(uses);
+		return st;
+	}
+	d->pol = pol;
+	d->pol_state = state;
+	d->res.pol_uses = uses;
+	return DAO_OK;
+}
+
+void ask_stop(struct device *d)
+{
+	if (d->pol && d->pol->destroy)
+		d->pol->destroy(d->pol_state);
+	d->pol_state = NULL;
+	free(d->res.pol_uses);
+	d->res.pol_uses = NULL;
+}
 
 /* How many queued ops the better-victim walk looks through. */
 #define PREFETCH_SCAN_OPS 256
@@ -92,7 +132,7 @@ uint64_t ask_fetch_room(struct device *d, const struct op *target)
 		.target = target,
 	};
 
-	return d->pol->fetch_room(NULL, &fr.q);
+	return d->pol->fetch_room(d->pol_state, &fr.q);
 }
 
 static uint64_t peak_room(struct policy_clean *c)
@@ -145,5 +185,38 @@ bool ask_clean(struct clean_turn *t, uint64_t key, uint64_t bytes)
 	t->c.key = key;
 	t->c.bytes = bytes;
 	t->c.cleaned_bytes = t->d->res.clean_bytes;
-	return t->d->pol->clean(NULL, &t->c);
+	return t->d->pol->clean(t->d->pol_state, &t->c);
+}
+
+void ask_iteration(struct device *d, const struct op *mark)
+{
+	const struct policy_mark m = {
+		.seq = mark->seq,
+		.iteration = d->res.iter_no,
+		.prev_len = d->res.prev_iter_len,
+	};
+
+	if (d->pol->iteration && d->pol->iteration(d->pol_state, &m) == POLICY_RERANK)
+		victim_rerank(d);
+}
+
+void ask_queued_slow(struct device *d, const struct op *op)
+{
+	struct policy_use *uses = d->res.pol_uses;
+	struct policy_op o = {
+		.seq = op->seq,
+		.kind = op->kind == OP_KERNEL  ? POLICY_OP_KERNEL
+			: op->kind == OP_WRITE ? POLICY_OP_WRITE
+					       : POLICY_OP_READ,
+		.flops = op->flops,
+		.nuses = op->nopnd,
+		.uses = uses,
+	};
+
+	for (uint32_t i = 0; i < op->nopnd; i++)
+		uses[i] = (struct policy_use){ .id = op->opnd[i].rec->id,
+					       .bytes = op->opnd[i].rec->asize,
+					       .mode = (dao_mode)op->opnd[i].mode };
+	if (d->pol->queued(d->pol_state, &o) == POLICY_RERANK)
+		victim_rerank(d);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ask.h - how core asks the device's policy (policy/policy.h), beyond the
- * victim order (victim.c): a prefetch's room, cleaning ahead (ask.c). With
- * dev->mu held.
+ * victim order (victim.c): its state, a prefetch's room, cleaning ahead,
+ * the hooks at iteration marks and queued ops (ask.c). With dev->mu held.
  */
 #ifndef DAO_CORE_ASK_H
 #define DAO_CORE_ASK_H
@@ -12,6 +12,12 @@
 
 #include "core/objects.h"
 #include "policy/policy.h"
+
+/* Make pol the device's policy, with its state (d's budget, lookahead and
+ * backend set); on failure d is as before. */
+dao_status ask_start(struct device *d, const struct dao_policy_ops *pol);
+/* Destroy the policy's state (none: nothing). */
+void ask_stop(struct device *d);
 
 /* A prefetch for kernel target found no free space: the least key a
  * victim may have (0: any rule 1 allows; POLICY_EVICT_NONE: none). */
@@ -32,5 +38,16 @@ struct clean_turn {
 bool ask_clean_begin(struct clean_turn *t, struct device *d);
 /* Whether to write back the candidate of key `key` and `bytes` now. */
 bool ask_clean(struct clean_turn *t, uint64_t key, uint64_t bytes);
+
+/* The hooks: iteration mark `mark` executed; op entered the table (a
+ * test of the policy's ops where it has none: every launch passes here). */
+void ask_iteration(struct device *d, const struct op *mark);
+void ask_queued_slow(struct device *d, const struct op *op);
+
+static inline void ask_queued(struct device *d, const struct op *op)
+{
+	if (d->pol->queued)
+		ask_queued_slow(d, op);
+}
 
 #endif /* DAO_CORE_ASK_H */

@@ -24,11 +24,11 @@
  *             (the device mutex, spinning), queue.c, executor.c,
  *             residency.c (what is resident, fetches, evictions),
  *             victim.c (the eviction order's heaps; the order is the
- *             policy's), ask.c (asking the policy: a prefetch's room,
- *             cleaning ahead), horizon.c (the window's modeled time: due
- *             fetches, clean-ahead), publish.c (residency for
- *             daoctl, dao_publish.h), summary.c (DAO_SUMMARY: the figures
- *             as one line at close)
+ *             policy's), ask.c (asking the policy: its state, a
+ *             prefetch's room, cleaning ahead, its hooks), horizon.c (the
+ *             window's modeled time: due fetches, clean-ahead), publish.c
+ *             (residency for daoctl, dao_publish.h), summary.c
+ *             (DAO_SUMMARY: the figures as one line at close)
  *     |
  *   policy/   policy.h (what a policy decides, from which facts), policy.c
  *             (the table { id, name, ops } of the policies: the one list

@@ -40,6 +40,7 @@ struct dao_backend;
 struct dao_pin;
 struct dao_publisher;
 struct dao_policy_ops;
+struct policy_use;
 
 #define DAO_MAX_OPERANDS 4096u
 #define DAO_MAX_LOOKAHEAD 65536u
@@ -296,6 +297,9 @@ struct dev_residency {
 	/* Evicting dirty data costs a write-back that evicting clean data
 	 * does not (the backend's clean_evict_copies is false). */
 	bool dirty_costs;
+	/* The facts of an op's uses for the policy's queued hook (policy.h),
+	 * DAO_MAX_OPERANDS of them; NULL when the policy has none. */
+	struct policy_use *pol_uses;
 };
 
 /*
@@ -321,6 +325,7 @@ struct device {
 	dao_backend_kind kind;
 	dao_policy policy;
 	const struct dao_policy_ops *pol; /* the policy's decisions (policy/policy.h) */
+	void *pol_state; /* its state for this device (NULL: stateless) */
 	uint32_t lookahead;
 	uint32_t flags;
 	uint64_t budget;

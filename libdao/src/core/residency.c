@@ -425,6 +425,7 @@ void res_iteration(struct device *d, struct op *op)
 		d->res.prev_iter_len = op->seq - d->res.iter_start;
 	d->res.iter_start = op->seq;
 	d->res.iter_no++;
+	ask_iteration(d, op);
 }
 
 /*
@@ -469,7 +470,7 @@ static bool fetch_now(struct device *d, const struct op *op, const struct opnd *
 		.output = u->mode == MODE_W,
 	};
 
-	return d->pol->fetch_now(NULL, &f);
+	return d->pol->fetch_now(d->pol_state, &f);
 }
 
 void res_prefetch(struct device *d)

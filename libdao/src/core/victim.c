@@ -75,7 +75,7 @@ rank_with(struct device *d, struct rec *r, const struct opnd *u, bool valid, boo
 	 * kernel needs next is written back for it anyway. */
 	f.dirty = dirty && d->res.dirty_costs && f.next_use != POLICY_USE_DEAD &&
 		  f.next_use != POLICY_USE_HOST;
-	return d->pol->rank(NULL, &f);
+	return d->pol->rank(d->pol_state, &f);
 }
 
 uint64_t victim_key_after(struct device *d, const struct opnd *u)
@@ -215,5 +215,12 @@ struct rec *victim_pick(struct device *d, uint64_t limit_seq)
 		return rc ? rc : rw;
 	if (!d->pol->pick_apart)
 		return rw->key > rc->key ? rw : rc;
-	return d->pol->pick_apart(NULL, rw->key, rc->key, d->q.now_seq) ? rw : rc;
+	return d->pol->pick_apart(d->pol_state, rw->key, rc->key, d->q.now_seq) ? rw : rc;
+}
+
+void victim_rerank(struct device *d)
+{
+	for (struct rec *r = d->all_recs; r; r = r->all_next)
+		if (r->heap_pos >= 0)
+			victim_update(d, r);
 }

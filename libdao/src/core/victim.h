@@ -18,5 +18,7 @@ void victim_remove(struct device *d, struct rec *r);
 struct rec *victim_pick(struct device *d, uint64_t limit_seq);
 /* Eviction key u's record will have once use u is done. */
 uint64_t victim_key_after(struct device *d, const struct opnd *u);
+/* Rank every record in the heaps again (the policy's order changed). */
+void victim_rerank(struct device *d);
 
 #endif /* DAO_CORE_VICTIM_H */

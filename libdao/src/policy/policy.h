@@ -12,8 +12,9 @@
  * bytes and yes/no.
  *
  * Times are logical: an op's seq, its position in the device's stream.
- * Every op runs on the device's executor with the device's mutex held. Its
- * first argument, state, is NULL: no policy keeps state yet.
+ * Every hook runs on the device's executor (or, for queued, wherever an op
+ * enters the access-pattern table) with the device's mutex held, and gets
+ * the device's policy state (create; NULL for a stateless policy).
  *
  * The victim order is called for every re-ranked record, several times a
  * kernel: its facts are plain fields, filled without a walk. The other
@@ -145,11 +146,54 @@ struct policy_clean {
 	uint64_t (*d2h_ns)(struct policy_clean *c, uint64_t bytes);
 };
 
+/* The device a policy's state is created for. */
+struct policy_device {
+	uint64_t budget;
+	uint32_t lookahead;
+	double h2d_bytes_per_s, d2h_bytes_per_s, flops_per_s, mem_bytes_per_s;
+	uint64_t launch_ns;
+};
+
+/* An iteration mark (dao_iteration) reached by the executor. */
+struct policy_mark {
+	uint64_t seq;       /* the mark's */
+	uint64_t iteration; /* iterations begun so far */
+	uint64_t prev_len;  /* seqs the iteration that just ended spans (0: none yet) */
+};
+
+/* An op entering the access-pattern table: a kernel or a host access. */
+enum policy_op_kind { POLICY_OP_KERNEL, POLICY_OP_WRITE, POLICY_OP_READ };
+
+struct policy_use {
+	uint64_t id;
+	uint64_t bytes;
+	dao_mode mode;
+};
+
+struct policy_op {
+	uint64_t seq;
+	enum policy_op_kind kind;
+	uint64_t flops;
+	uint32_t nuses;
+	const struct policy_use *uses; /* its distinct records, valid during the call */
+};
+
+/* What a hook at a mark or an op asks of core: POLICY_RERANK when the
+ * policy's order changed as a whole (say, it stops following a plan): core
+ * then re-ranks every resident record before its next decision. */
+enum policy_after { POLICY_CONTINUE, POLICY_RERANK };
+
 /* rank, fetch_now and fetch_room are required (a device refuses a table
  * without them); the others may be NULL. */
 struct dao_policy_ops {
+	/* Per-device state, created with the device and destroyed with it
+	 * (both NULL: stateless, state NULL). */
+	dao_status (*create)(const struct policy_device *dev, void **state);
+	void (*destroy)(void *state);
+
 	/* The victim order: a resident, unpinned record's rank, called
-	 * whenever its facts may have changed. */
+	 * whenever its facts may have changed. A stateful policy takes over
+	 * victim choice by ranking from its state. */
 	struct policy_rank (*rank)(void *state, const struct policy_rec *r);
 	/* Both heaps have a victim: whether the one ranked apart goes first
 	 * (now: the seq being executed). NULL: the larger key. */
@@ -165,6 +209,11 @@ struct dao_policy_ops {
 	/* Cleaning ahead: whether to write candidate c back now (false: no
 	 * more this turn). NULL: never. */
 	bool (*clean)(void *state, struct policy_clean *c);
+
+	/* Hooks, NULL when unused: an iteration mark executed; an op entered
+	 * the access-pattern table (in the order of the device's stream). */
+	enum policy_after (*iteration)(void *state, const struct policy_mark *m);
+	enum policy_after (*queued)(void *state, const struct policy_op *op);
 };
 
 /* The policies, one file each. */
