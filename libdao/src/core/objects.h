@@ -297,6 +297,9 @@ struct dev_residency {
 	/* Evicting dirty data costs a write-back that evicting clean data
 	 * does not (the backend's clean_evict_copies is false). */
 	bool dirty_costs;
+	/* A host kernel's touch of a host copy moves the device copy's
+	 * pages (the backend's host_access_vacates: unified memory). */
+	bool host_vacates;
 	/* The facts of an op's uses for the policy's queued hook (policy.h),
 	 * DAO_MAX_OPERANDS of them; NULL when the policy has none. */
 	struct policy_use *pol_uses;

@@ -29,13 +29,16 @@
 #include "core/victim.h"
 #include "policy/policy.h"
 
-static uint64_t next_use_from(struct device *d, struct rec *r, const struct opnd *u, bool valid,
-			      bool *predicted)
+/* Inlined into every re-rank, as the next-use lookup was before the
+ * policies had files of their own: it runs for every operand of every
+ * kernel. */
+static inline __attribute__((always_inline)) uint64_t
+next_use_from(struct device *d, struct rec *r, const struct opnd *u, bool valid, bool *predicted)
 {
 	*predicted = false;
 	/* A host kernel works on the host copy (residency.c): reading it
 	 * leaves a separate device copy as it is. */
-	while (u && u->op->on_host && u->mode == MODE_R && !d->be->ops->host_access_vacates(d->be))
+	while (u && u->op->on_host && u->mode == MODE_R && !d->res.host_vacates)
 		u = u->next_use;
 	if (u) {
 		/* Data about to be overwritten is dead, but space reserved
@@ -126,8 +129,9 @@ void victim_init(struct device *d)
 {
 	for (int i = 0; i < HEAPS; i++)
 		d->res.heaps[i] = (struct victim_heap){ 0 };
-	/* The backend's answer is fixed; asked once, not per re-rank. */
+	/* The backend's answers are fixed; asked once, not per re-rank. */
 	d->res.dirty_costs = !d->be->ops->clean_evict_copies(d->be);
+	d->res.host_vacates = d->be->ops->host_access_vacates(d->be);
 }
 
 void victim_destroy(struct device *d)
