@@ -16,7 +16,7 @@
 
 #include "model.h"
 
-struct cm_state model = { .lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
+struct cm_state model = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_key_t host_key;

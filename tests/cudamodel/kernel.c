@@ -17,7 +17,8 @@ struct kernel_operand {
 	enum dao_cudamodel_access access;
 };
 
-struct kernel {
+struct kernel_op {
+	struct cm_op op;
 	dao_cudamodel_kernel_fn fn;
 	void *arg;
 	unsigned count;
@@ -28,7 +29,7 @@ struct kernel {
  * then the function on the worker's view of them, lock dropped. */
 static void kernel_run(struct cm_op *op)
 {
-	struct kernel *k = op->ctx;
+	struct kernel_op *k = (struct kernel_op *)op;
 	void *ptrs[DAO_CUDAMODEL_KERNEL_OPERANDS];
 
 	for (unsigned i = 0; i < k->count; i++) {
@@ -47,7 +48,6 @@ static void kernel_run(struct cm_op *op)
 	k->fn(k->arg, ptrs);
 	pthread_mutex_lock(&model.lock);
 	free(k->arg);
-	free(k);
 }
 
 /* The operand's allocation: device or managed memory holding all of it. */
@@ -73,8 +73,7 @@ cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamode
 				 const struct dao_cudamodel_operand *ops, unsigned count)
 {
 	struct cm_stream *s;
-	struct cm_op *op;
-	struct kernel *k;
+	struct kernel_op *k;
 	struct cm_vc *host;
 	cudaError_t err;
 	int actor;
@@ -83,9 +82,8 @@ cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamode
 	    (arg_bytes && !arg))
 		return cm_misuse(name, cudaErrorInvalidValue, "malformed kernel (%u operands)",
 				 count);
-	op = calloc(1, sizeof(*op));
 	k = calloc(1, sizeof(*k));
-	if (!op || !k || !(k->arg = malloc(arg_bytes ? arg_bytes : 1)))
+	if (!k || !(k->arg = malloc(arg_bytes ? arg_bytes : 1)))
 		cm_fail("out of memory");
 	memcpy(k->arg, arg, arg_bytes);
 	k->fn = fn;
@@ -98,7 +96,6 @@ cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamode
 		cm_unlock();
 		free(k->arg);
 		free(k);
-		free(op);
 		return cm_misuse(name, cudaErrorInvalidValue,
 				 "operand %u, [%p, +%llu), is not inside one device or managed "
 				 "allocation",
@@ -108,18 +105,15 @@ cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamode
 		cm_unlock();
 		free(k->arg);
 		free(k);
-		free(op);
 		return cm_misuse(name, err, "stream %p is not a live stream", (void *)sh);
 	}
-	op->kind = OP_KERNEL;
-	op->run = kernel_run;
-	op->ctx = k;
-	cm_site_here(&op->site);
+	k->op.run = kernel_run;
+	cm_site_here(&k->op.site);
 	host = cm_host_vc(&actor);
-	cm_enqueue(s, op, actor, host);
+	cm_enqueue(s, &k->op, actor, host);
 	for (unsigned i = 0; i < count; i++)
 		cm_check(ops[i].ptr, ops[i].bytes, ops[i].access != DAO_CUDAMODEL_READ, s->actor,
-			 &s->vc, &op->site, name);
+			 &s->vc, &k->op.site, name);
 	cm_unlock();
 	return cudaSuccess;
 }

@@ -69,39 +69,19 @@ struct cm_alloc {
 	struct cm_alloc *next;
 };
 
-/* OP_KERNEL: a library kernel (kernel.c), run through op->run. */
-enum cm_op_kind { OP_COPY, OP_SET, OP_PREFETCH, OP_DISCARD, OP_RECORD, OP_WAIT, OP_KERNEL };
-
 struct cm_stream;
 
+/*
+ * A stream operation: the first member of each kind's own struct (a copy,
+ * a prefetch, a kernel, an event's record, a wait), which its run function
+ * casts back to and the worker frees as one block once it has run. The
+ * worker knows no kind: it calls run.
+ */
 struct cm_op {
-	enum cm_op_kind kind;
 	uint64_t index; /* position in its stream, from 1 */
-	/* COPY/SET: worker-side addresses */
-	char *dst;
-	const char *src;
-	uint64_t len;
-	int byte;
-	/* managed ranges to fault in before the bytes move (device accesses) */
-	struct cm_alloc *dst_m, *src_m;
-	uint64_t dst_off, src_off;
-	/* PREFETCH/DISCARD */
-	struct cm_alloc *m;
-	uint64_t off;
-	bool to_device;
-	/* RECORD */
-	struct cm_event *ev;
-	/* WAIT: until each (stream, index) has completed */
-	uint32_t nwaits;
-	struct {
-		struct cm_stream *s;
-		uint64_t index;
-	} waits[8];
-	/* KERNEL: called by the worker with the lock held; it may drop the
-	 * lock while the bytes change, as cm_op_run does. A pointer, so that
-	 * the model calls no file that calls it (issue 22). */
+	/* Called by the stream's worker with the lock held; it may drop the
+	 * lock while the bytes change. */
 	void (*run)(struct cm_op *op);
-	void *ctx;
 	struct cm_site site;
 	struct cm_op *next;
 };
@@ -118,21 +98,8 @@ struct cm_stream {
 	struct cm_stream *next_all;
 };
 
-struct cm_event {
-	unsigned flags;
-	bool dead;
-	uint32_t refs; /* the handle and each pending record */
-	bool recorded;
-	struct cm_stream *s; /* of the latest record */
-	uint64_t index;
-	struct cm_vc vc;
-	uint64_t time_ns; /* completion of the latest record */
-	bool timed;
-};
-
 struct cm_state {
 	pthread_mutex_t lock;
-	pthread_cond_t done; /* broadcast whenever an op completes */
 	bool ready;
 	int devices;     /* DAO_CUDAMODEL_DEVICES */
 	bool no_driver;  /* DAO_CUDAMODEL_DRIVER=0 */
@@ -226,9 +193,6 @@ void cm_poison_check(struct cm_alloc *m, uint64_t off, uint64_t len, const struc
 
 /* streams.c */
 void cm_streams_init(void);
-/* ops.c: run a data operation on its worker, lock held (dropped while
- * the bytes move) */
-void cm_op_run(struct cm_op *op);
 /* The stream a handle names: NULL (and a misuse) when it is not live. */
 struct cm_stream *cm_stream_of(cudaStream_t s, const char *call, cudaError_t *err);
 /* Order a new op of s after the host and (legacy rules) other streams,

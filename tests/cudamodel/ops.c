@@ -41,95 +41,110 @@ static bool on_host(const struct cm_alloc *a)
 	return !a || a->kind != CM_DEVICE;
 }
 
-static struct cm_op *op_new(enum cm_op_kind kind)
+/* A copy or a memset: the worker's addresses, and the managed ranges to
+ * fault in before the bytes move (device accesses). */
+struct copy_op {
+	struct cm_op op;
+	bool set; /* a memset of byte, else a copy from src */
+	char *dst;
+	const char *src;
+	uint64_t len;
+	int byte;
+	struct cm_alloc *dst_m, *src_m;
+	uint64_t dst_off, src_off;
+};
+
+/* A prefetch, or a discard (moved without contents, then poisoned). */
+struct pages_op {
+	struct cm_op op;
+	bool discard;
+	struct cm_alloc *m;
+	uint64_t off, len;
+	bool to_device;
+};
+
+static void *op_new(size_t size, void (*run)(struct cm_op *op))
 {
-	struct cm_op *op = calloc(1, sizeof(*op));
+	struct cm_op *op = calloc(1, size);
 
 	if (!op)
 		cm_fail("out of memory");
-	op->kind = kind;
+	op->run = run;
 	return op;
 }
 
-void cm_op_run(struct cm_op *op)
+static void copy_run(struct cm_op *op_)
 {
-	switch (op->kind) {
-	case OP_COPY:
-	case OP_SET:
-		if (op->src_m) {
-			cm_poison_check(op->src_m, op->src_off, op->len, &op->site, "device read");
-			cm_device_access(op->src_m, op->src_off, op->len);
-		}
-		if (op->dst_m) {
-			cm_device_access(op->dst_m, op->dst_off, op->len);
-			cm_poison_clear(op->dst_m, op->dst_off, op->len);
-		}
-		pthread_mutex_unlock(&model.lock);
-		if (op->kind == OP_COPY)
-			memmove(op->dst, op->src, op->len);
-		else
-			memset(op->dst, op->byte, op->len);
-		pthread_mutex_lock(&model.lock);
-		if (op->src_m)
-			cm_pages_pending(op->src_m, op->src_off, op->len, -1);
-		if (op->dst_m)
-			cm_pages_pending(op->dst_m, op->dst_off, op->len, -1);
-		break;
-	case OP_PREFETCH:
-	case OP_DISCARD: {
-		uint32_t first = (uint32_t)(op->off / CM_PAGE);
-		uint32_t n = (uint32_t)((op->len + CM_PAGE - 1) / CM_PAGE), moved = 0;
+	struct copy_op *op = (struct copy_op *)op_;
 
-		if (op->to_device) {
-			uint64_t need = 0;
+	if (op->src_m) {
+		cm_poison_check(op->src_m, op->src_off, op->len, &op->op.site, "device read");
+		cm_device_access(op->src_m, op->src_off, op->len);
+	}
+	if (op->dst_m) {
+		cm_device_access(op->dst_m, op->dst_off, op->len);
+		cm_poison_clear(op->dst_m, op->dst_off, op->len);
+	}
+	pthread_mutex_unlock(&model.lock);
+	if (op->set)
+		memset(op->dst, op->byte, op->len);
+	else
+		memmove(op->dst, op->src, op->len);
+	pthread_mutex_lock(&model.lock);
+	if (op->src_m)
+		cm_pages_pending(op->src_m, op->src_off, op->len, -1);
+	if (op->dst_m)
+		cm_pages_pending(op->dst_m, op->dst_off, op->len, -1);
+}
 
-			for (uint32_t i = first; i < first + n; i++)
-				need += !(op->m->page[i] & PG_DEVICE) ? CM_PAGE : 0;
-			cm_card_make_room(need, op->m);
-		}
-		/* Pages move in order while the card has room: one mprotect. */
-		uint32_t upto = first + n;
+static void pages_run(struct cm_op *op_)
+{
+	struct pages_op *op = (struct pages_op *)op_;
+	uint32_t first = (uint32_t)(op->off / CM_PAGE);
+	uint32_t n = (uint32_t)((op->len + CM_PAGE - 1) / CM_PAGE), moved = 0;
 
-		if (op->to_device) {
-			uint64_t room = model.card - model.dev_alloc_bytes - model.managed_dev_bytes;
+	if (op->to_device) {
+		uint64_t need = 0;
 
-			for (uint32_t i = first; i < first + n; i++) {
-				if (op->m->page[i] & PG_DEVICE)
-					continue;
-				if (room < CM_PAGE) {
-					upto = i; /* the card is full of device memory */
-					break;
-				}
-				room -= CM_PAGE;
-				moved++;
+		for (uint32_t i = first; i < first + n; i++)
+			need += !(op->m->page[i] & PG_DEVICE) ? CM_PAGE : 0;
+		cm_card_make_room(need, op->m);
+	}
+	/* Pages move in order while the card has room: one mprotect. */
+	uint32_t upto = first + n;
+
+	if (op->to_device) {
+		uint64_t room = model.card - model.dev_alloc_bytes - model.managed_dev_bytes;
+
+		for (uint32_t i = first; i < first + n; i++) {
+			if (op->m->page[i] & PG_DEVICE)
+				continue;
+			if (room < CM_PAGE) {
+				upto = i; /* the card is full of device memory */
+				break;
 			}
-		} else {
-			for (uint32_t i = first; i < first + n; i++)
-				moved += !!(op->m->page[i] & PG_DEVICE);
+			room -= CM_PAGE;
+			moved++;
 		}
-		if (upto > first)
-			cm_pages_move(op->m, first, upto - first, op->to_device,
-				      op->kind == OP_PREFETCH ? CM_CAUSE_USER : CM_CAUSE_NONE);
-		if (op->kind == OP_PREFETCH) {
-			model.n.prefetch_migrations += moved;
-		} else {
-			/* Populated where they go, as a prefetch's are
-			 * (cudaMemDiscardAndPrefetchBatchAsync is documented
-			 * as a discard and a prefetch): whether the driver
-			 * does is for dao-umprobe to find out. */
-			model.n.discards += n;
-			memset(op->m->alias + op->off, POISON_BYTE, op->len);
-			cm_poison_set(op->m, op->off, op->len, &op->site);
-		}
-		cm_pages_pending(op->m, op->off, op->len, -1);
-		break;
+	} else {
+		for (uint32_t i = first; i < first + n; i++)
+			moved += !!(op->m->page[i] & PG_DEVICE);
 	}
-	case OP_KERNEL:
-		op->run(op);
-		break;
-	default:
-		break;
+	if (upto > first)
+		cm_pages_move(op->m, first, upto - first, op->to_device,
+			      op->discard ? CM_CAUSE_NONE : CM_CAUSE_USER);
+	if (!op->discard) {
+		model.n.prefetch_migrations += moved;
+	} else {
+		/* Populated where they go, as a prefetch's are
+		 * (cudaMemDiscardAndPrefetchBatchAsync is documented
+		 * as a discard and a prefetch): whether the driver
+		 * does is for dao-umprobe to find out. */
+		model.n.discards += n;
+		memset(op->m->alias + op->off, POISON_BYTE, op->len);
+		cm_poison_set(op->m, op->off, op->len, &op->op.site);
 	}
+	cm_pages_pending(op->m, op->off, op->len, -1);
 }
 
 /* Enqueue op on s after checking its ranges; a pageable host operand
@@ -161,7 +176,7 @@ static cudaError_t copy(const char *call, void *dst, const void *src, size_t cou
 {
 	struct cm_alloc *da, *sa;
 	struct cm_stream *s;
-	struct cm_op *op;
+	struct copy_op *op;
 	char *dw, *sw;
 	uint64_t doff, soff;
 	cudaError_t err;
@@ -201,7 +216,7 @@ static cudaError_t copy(const char *call, void *dst, const void *src, size_t cou
 		return cm_misuse(call, cudaErrorInvalidValue,
 				 "kind %d does not match the pointers (%p to %p)", (int)kind, src, dst);
 	}
-	op = op_new(OP_COPY);
+	op = op_new(sizeof(*op), copy_run);
 	op->dst = dw;
 	op->src = sw;
 	op->len = count;
@@ -216,7 +231,7 @@ static cudaError_t copy(const char *call, void *dst, const void *src, size_t cou
 	}
 	if (op->dst_m)
 		cm_pages_pending(da, doff, count, 1);
-	submit(s, op, src, count, dst, count, sync || !da || !sa, call);
+	submit(s, &op->op, src, count, dst, count, sync || !da || !sa, call);
 	cm_unlock();
 	return cudaSuccess;
 }
@@ -237,7 +252,7 @@ static cudaError_t set(const char *call, void *dst, int value, size_t count, cud
 {
 	struct cm_alloc *da;
 	struct cm_stream *s;
-	struct cm_op *op;
+	struct copy_op *op;
 	uint64_t doff;
 	cudaError_t err;
 	char *dw;
@@ -257,7 +272,8 @@ static cudaError_t set(const char *call, void *dst, int value, size_t count, cud
 		return cm_misuse(call, cudaErrorInvalidValue,
 				 "[%p, +%zu) is not inside device or managed memory", dst, count);
 	}
-	op = op_new(OP_SET);
+	op = op_new(sizeof(*op), copy_run);
+	op->set = true;
 	op->dst = dw;
 	op->len = count;
 	op->byte = value & 0xff;
@@ -266,7 +282,7 @@ static cudaError_t set(const char *call, void *dst, int value, size_t count, cud
 		op->dst_off = doff;
 		cm_pages_pending(da, doff, count, 1);
 	}
-	submit(s, op, NULL, 0, dst, count, sync, call);
+	submit(s, &op->op, NULL, 0, dst, count, sync, call);
 	cm_unlock();
 	return cudaSuccess;
 }
@@ -308,7 +324,7 @@ cudaError_t cudaMemPrefetchAsync(const void *p, size_t count, struct cudaMemLoca
 {
 	struct cm_stream *s;
 	struct cm_alloc *a;
-	struct cm_op *op;
+	struct pages_op *op;
 	cudaError_t err;
 	uint64_t off;
 
@@ -327,14 +343,14 @@ cudaError_t cudaMemPrefetchAsync(const void *p, size_t count, struct cudaMemLoca
 				 p, count, (int)loc.type, loc.id, flags,
 				 (unsigned long long)CM_PAGE);
 	}
-	op = op_new(OP_PREFETCH);
+	op = op_new(sizeof(*op), pages_run);
 	op->m = a;
 	op->off = off;
 	op->len = count;
 	op->to_device = loc.type == cudaMemLocationTypeDevice;
 	/* A move keeps the bytes: it conflicts with writes only. */
 	cm_pages_pending(a, off, count, 1);
-	submit(s, op, p, count, NULL, 0, false, "cudaMemPrefetchAsync");
+	submit(s, &op->op, p, count, NULL, 0, false, "cudaMemPrefetchAsync");
 	cm_unlock();
 	return cudaSuccess;
 }
@@ -381,15 +397,16 @@ cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, siz
 		}
 	}
 	for (size_t i = 0; i < count; i++) {
-		struct cm_op *op = op_new(OP_DISCARD);
+		struct pages_op *op = op_new(sizeof(*op), pages_run);
 
 		while (l + 1 < nlocs && loc_idx[l + 1] <= i)
 			l++;
 		op->m = managed_pages(dptrs[i], sizes[i], &op->off);
+		op->discard = true;
 		op->len = sizes[i];
 		op->to_device = locs[l].type == cudaMemLocationTypeDevice;
 		cm_pages_pending(op->m, op->off, op->len, 1);
-		submit(s, op, NULL, 0, dptrs[i], sizes[i], false, call);
+		submit(s, &op->op, NULL, 0, dptrs[i], sizes[i], false, call);
 	}
 	cm_unlock();
 	return cudaSuccess;

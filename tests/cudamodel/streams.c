@@ -10,6 +10,34 @@
 
 #include "model.h"
 
+struct cm_event {
+	unsigned flags;
+	bool dead;
+	uint32_t refs; /* the handle and each pending record */
+	bool recorded;
+	struct cm_stream *s; /* of the latest record */
+	uint64_t index;
+	struct cm_vc vc;
+	uint64_t time_ns; /* completion of the latest record */
+	bool timed;
+};
+
+/* A stream waits until op index of stream s has completed. */
+struct wait_op {
+	struct cm_op op;
+	struct cm_stream *s;
+	uint64_t index;
+};
+
+/* An event's record on stream s. */
+struct record_op {
+	struct cm_op op;
+	struct cm_stream *s;
+	struct cm_event *ev;
+};
+
+/* Done condition: broadcast whenever an op completes. */
+static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
 
 /* Live handles: a pointer set with open addressing (tombstones). */
 struct ptr_set {
@@ -83,6 +111,35 @@ static void event_put(struct cm_event *ev)
 		free(ev);
 }
 
+static void wait_run(struct cm_op *op)
+{
+	struct wait_op *w = (struct wait_op *)op;
+
+	while (w->s->completed < w->index)
+		pthread_cond_wait(&done, &model.lock);
+}
+
+static struct cm_op *wait_op(struct cm_stream *t, uint64_t index)
+{
+	struct wait_op *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		cm_fail("out of memory");
+	w->op.run = wait_run;
+	w->s = t;
+	w->index = index;
+	return &w->op;
+}
+
+static void record_run(struct cm_op *op)
+{
+	struct record_op *r = (struct record_op *)op;
+
+	if (r->ev->s == r->s && r->ev->index == op->index)
+		r->ev->time_ns = now_ns();
+	event_put(r->ev);
+}
+
 static void *worker_main(void *arg)
 {
 	struct cm_stream *s = arg;
@@ -97,31 +154,17 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&s->cv, &model.lock);
 			continue;
 		}
-		switch (op->kind) {
-		case OP_WAIT:
-			for (uint32_t i = 0; i < op->nwaits; i++)
-				while (op->waits[i].s->completed < op->waits[i].index)
-					pthread_cond_wait(&model.done, &model.lock);
-			break;
-		case OP_RECORD:
-			if (op->ev->s == s && op->ev->index == op->index)
-				op->ev->time_ns = now_ns();
-			event_put(op->ev);
-			break;
-		default:
-			cm_op_run(op); /* may drop and retake the lock */
-			break;
-		}
+		op->run(op); /* may drop and retake the lock */
 		s->head = op->next;
 		if (!s->head)
 			s->tail = NULL;
 		s->completed = op->index;
 		free(op);
-		pthread_cond_broadcast(&model.done);
+		pthread_cond_broadcast(&done);
 	}
 	s->exited = true;
 	cm_actor_free(s->actor);
-	pthread_cond_broadcast(&model.done);
+	pthread_cond_broadcast(&done);
 	pthread_mutex_unlock(&model.lock);
 	return NULL;
 }
@@ -182,19 +225,10 @@ static void append(struct cm_stream *s, struct cm_op *op)
 /* s waits for t's work enqueued so far (legacy default stream rules). */
 static void implicit_wait(struct cm_stream *s, struct cm_stream *t)
 {
-	struct cm_op *w;
-
 	cm_vc_join(&s->vc, &t->vc);
 	if (t->completed >= t->enqueued)
 		return;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		cm_fail("out of memory");
-	w->kind = OP_WAIT;
-	w->nwaits = 1;
-	w->waits[0].s = t;
-	w->waits[0].index = t->enqueued;
-	append(s, w);
+	append(s, wait_op(t, t->enqueued));
 }
 
 void cm_enqueue(struct cm_stream *s, struct cm_op *op, int host_actor, struct cm_vc *host)
@@ -218,7 +252,7 @@ void cm_host_wait(struct cm_stream *s, uint64_t index, const struct cm_vc *vc)
 	int a;
 
 	while (s->completed < index)
-		pthread_cond_wait(&model.done, &model.lock);
+		pthread_cond_wait(&done, &model.lock);
 	cm_vc_join(cm_host_vc(&a), vc);
 }
 
@@ -375,7 +409,7 @@ cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh)
 {
 	struct cm_event *ev;
 	struct cm_stream *s;
-	struct cm_op *op;
+	struct record_op *op;
 	cudaError_t err;
 	int a;
 
@@ -390,17 +424,18 @@ cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh)
 	op = calloc(1, sizeof(*op));
 	if (!op)
 		cm_fail("out of memory");
-	op->kind = OP_RECORD;
+	op->op.run = record_run;
+	op->s = s;
 	op->ev = ev;
 	ev->refs++;
 	{
 		struct cm_vc *host = cm_host_vc(&a);
 
-		cm_enqueue(s, op, a, host);
+		cm_enqueue(s, &op->op, a, host);
 	}
 	ev->recorded = true;
 	ev->s = s;
-	ev->index = op->index;
+	ev->index = op->op.index;
 	ev->vc = s->vc;
 	ev->time_ns = 0;
 	cm_unlock();
@@ -473,13 +508,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t sh, cudaEvent_t h, unsigned int fla
 		cm_unlock();
 		return cudaSuccess; /* nothing to wait for */
 	}
-	op = calloc(1, sizeof(*op));
-	if (!op)
-		cm_fail("out of memory");
-	op->kind = OP_WAIT;
-	op->nwaits = 1;
-	op->waits[0].s = ev->s;
-	op->waits[0].index = ev->index;
+	op = wait_op(ev->s, ev->index);
 	cm_vc_join(&s->vc, &ev->vc);
 	{
 		struct cm_vc *host = cm_host_vc(&a);
