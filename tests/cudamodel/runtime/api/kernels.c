@@ -1,15 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kernel.c - library kernels as stream operations (cudamodel_lib.h): the
- * runtime model's side of the cuBLAS and cuSOLVER models. Called by them,
- * it calls the model's internals; nothing in the model calls it (the
- * worker runs its operations through cm_op.run).
+ * kernels.c - library kernels as stream operations (cudamodel_lib.h): the
+ * runtime model's side of the cuBLAS and cuSOLVER models, entry points
+ * like the runtime's (the worker runs them through cm_op.run).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/init.h"
+#include "base/lock.h"
+#include "base/report.h"
+#include "base/site.h"
+#include "check/races.h"
 #include "cudamodel_lib.h"
-#include "model.h"
+#include "state/allocs.h"
+#include "state/pages.h"
+#include "state/poison.h"
+#include "state/streams.h"
 
 struct kernel_operand {
 	struct cm_alloc *a;
@@ -44,9 +51,9 @@ static void kernel_run(struct cm_op *op)
 		if (o->access != DAO_CUDAMODEL_READ)
 			cm_poison_clear(o->a, o->off, o->len);
 	}
-	pthread_mutex_unlock(&model.lock);
+	cm_unlock();
 	k->fn(k->arg, ptrs);
-	pthread_mutex_lock(&model.lock);
+	cm_lock();
 	free(k->arg);
 }
 
@@ -74,22 +81,20 @@ cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamode
 {
 	struct cm_stream *s;
 	struct kernel_op *k;
-	struct cm_vc *host;
 	cudaError_t err;
-	int actor;
 
 	if (!fn || count > DAO_CUDAMODEL_KERNEL_OPERANDS || (count && !ops) ||
 	    (arg_bytes && !arg))
 		return cm_misuse(name, cudaErrorInvalidValue, "malformed kernel (%u operands)",
 				 count);
-	k = calloc(1, sizeof(*k));
-	if (!k || !(k->arg = malloc(arg_bytes ? arg_bytes : 1)))
+	k = cm_op_new(sizeof(*k), kernel_run);
+	if (!(k->arg = malloc(arg_bytes ? arg_bytes : 1)))
 		cm_fail("out of memory");
 	memcpy(k->arg, arg, arg_bytes);
 	k->fn = fn;
 	k->count = count;
-	cm_lock();
-	s = cm_stream_of(sh, name, &err);
+	cm_enter();
+	s = cm_stream_of(sh, &err);
 	for (unsigned i = 0; s && i < count; i++) {
 		if (operand_of(&ops[i], &k->ops[i]))
 			continue;
@@ -107,10 +112,8 @@ cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamode
 		free(k);
 		return cm_misuse(name, err, "stream %p is not a live stream", (void *)sh);
 	}
-	k->op.run = kernel_run;
 	cm_site_here(&k->op.site);
-	host = cm_host_vc(&actor);
-	cm_enqueue(s, &k->op, actor, host);
+	cm_enqueue(s, &k->op);
 	for (unsigned i = 0; i < count; i++)
 		cm_check(ops[i].ptr, ops[i].bytes, ops[i].access != DAO_CUDAMODEL_READ, s->actor,
 			 &s->vc, &k->op.site, name);
