@@ -51,8 +51,8 @@ next_use_from(struct device *d, struct rec *r, const struct opnd *u, bool valid,
 	}
 	if (r->released)
 		return POLICY_USE_DEAD; /* waiting for its free */
-	if (d->res.prev_iter_len && r->iter_no == d->res.iter_no) {
-		uint64_t p = d->res.iter_start + d->res.prev_iter_len + r->iter_off;
+	if (d->res.prev_iter_len && r->iter.no == d->res.iter_no) {
+		uint64_t p = d->res.iter_start + d->res.prev_iter_len + r->iter.off;
 
 		if (p > d->q.now_seq) {
 			*predicted = true;
@@ -78,7 +78,7 @@ rank_with(struct device *d, struct rec *r, const struct opnd *u, bool valid, boo
 	 * kernel needs next is written back for it anyway. */
 	f.dirty = dirty && d->res.dirty_costs && f.next_use != POLICY_USE_DEAD &&
 		  f.next_use != POLICY_USE_HOST;
-	return d->pol->rank(d->pol_state, &f);
+	return d->policy.ops->rank(d->policy.state, &f);
 }
 
 uint64_t victim_key_after(struct device *d, const struct opnd *u)
@@ -93,8 +93,8 @@ static void swap_at(struct victim_heap *h, uint32_t i, uint32_t j)
 
 	h->v[i] = h->v[j];
 	h->v[j] = t;
-	h->v[i]->heap_pos = (int32_t)i;
-	h->v[j]->heap_pos = (int32_t)j;
+	h->v[i]->heap.pos = (int32_t)i;
+	h->v[j]->heap.pos = (int32_t)j;
 }
 
 static void sift_up(struct victim_heap *h, uint32_t i)
@@ -147,18 +147,18 @@ void victim_remove(struct device *d, struct rec *r)
 	struct victim_heap *h;
 	uint32_t i;
 
-	if (r->heap_pos < 0)
+	if (r->heap.pos < 0)
 		return;
-	h = &d->res.heaps[r->heap_which];
-	i = (uint32_t)r->heap_pos;
-	r->heap_pos = -1;
+	h = &d->res.heaps[r->heap.which];
+	i = (uint32_t)r->heap.pos;
+	r->heap.pos = -1;
 	h->n--;
 	if (i == h->n)
 		return;
 	h->v[i] = h->v[h->n];
-	h->v[i]->heap_pos = (int32_t)i;
+	h->v[i]->heap.pos = (int32_t)i;
 	sift_up(h, i);
-	sift_down(h, (uint32_t)h->v[i]->heap_pos);
+	sift_down(h, (uint32_t)h->v[i]->heap.pos);
 }
 
 void victim_update(struct device *d, struct rec *r)
@@ -172,17 +172,17 @@ void victim_update(struct device *d, struct rec *r)
 		victim_remove(d, r);
 		return;
 	}
-	rank = rank_with(d, r, r->use_head, r->dev_valid, rec_dirty(r));
+	rank = rank_with(d, r, r->uses.head, r->copies.dev_valid, rec_dirty(r));
 	key = rank.key;
 	which = rank.apart ? HEAP_DIRTY : HEAP_CLEAN;
-	if (r->heap_pos >= 0 && r->heap_which == which) {
+	if (r->heap.pos >= 0 && r->heap.which == which) {
 		uint64_t old = r->key;
 
 		r->key = key;
 		if (key > old)
-			sift_up(&d->res.heaps[which], (uint32_t)r->heap_pos);
+			sift_up(&d->res.heaps[which], (uint32_t)r->heap.pos);
 		else if (key < old)
-			sift_down(&d->res.heaps[which], (uint32_t)r->heap_pos);
+			sift_down(&d->res.heaps[which], (uint32_t)r->heap.pos);
 		return;
 	}
 	victim_remove(d, r);
@@ -197,8 +197,8 @@ void victim_update(struct device *d, struct rec *r)
 		h->cap = cap;
 	}
 	r->key = key;
-	r->heap_which = (uint8_t)which;
-	r->heap_pos = (int32_t)h->n;
+	r->heap.which = (uint8_t)which;
+	r->heap.pos = (int32_t)h->n;
 	h->v[h->n++] = r;
 	sift_up(h, h->n - 1);
 }
@@ -217,14 +217,14 @@ struct rec *victim_pick(struct device *d, uint64_t limit_seq)
 	}
 	if (!rc || !rw)
 		return rc ? rc : rw;
-	if (!d->pol->pick_apart)
+	if (!d->policy.ops->pick_apart)
 		return rw->key > rc->key ? rw : rc;
-	return d->pol->pick_apart(d->pol_state, rw->key, rc->key, d->q.now_seq) ? rw : rc;
+	return d->policy.ops->pick_apart(d->policy.state, rw->key, rc->key, d->q.now_seq) ? rw : rc;
 }
 
 void victim_rerank(struct device *d)
 {
-	for (struct rec *r = d->all_recs; r; r = r->all_next)
-		if (r->heap_pos >= 0)
+	for (struct rec *r = d->recs.all; r; r = r->all.next)
+		if (r->heap.pos >= 0)
 			victim_update(d, r);
 }
