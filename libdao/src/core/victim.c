@@ -29,26 +29,11 @@
 #include "core/victim.h"
 #include "policy/policy.h"
 
-/* Inlined into every re-rank, as the next-use lookup was before the
- * policies had files of their own: it runs for every operand of every
- * kernel. */
+/* No queued use: dead if released, else the use predicted from the last
+ * iteration, else unknown. */
 static inline __attribute__((always_inline)) uint64_t
-next_use_from(struct device *d, struct rec *r, const struct opnd *u, bool valid, bool *predicted)
+next_use_unqueued(struct device *d, struct rec *r, bool *predicted)
 {
-	*predicted = false;
-	/* A host kernel works on the host copy (residency.c): reading it
-	 * leaves a separate device copy as it is. */
-	while (u && u->op->on_host && u->mode == MODE_R && !d->res.host_vacates)
-		u = u->next_use;
-	if (u) {
-		/* Data about to be overwritten is dead, but space reserved
-		 * for that write is needed then. */
-		if (u->mode == MODE_W && valid)
-			return POLICY_USE_DEAD;
-		if (u->op->on_host)
-			return POLICY_USE_HOST;
-		return u->op->seq;
-	}
 	if (r->released)
 		return POLICY_USE_DEAD; /* waiting for its free */
 	if (d->res.prev_iter_len && r->iter.no == d->res.iter_no) {
@@ -62,6 +47,41 @@ next_use_from(struct device *d, struct rec *r, const struct opnd *u, bool valid,
 	return POLICY_USE_UNKNOWN;
 }
 
+/* The next use is a host kernel's. It works on the host copy
+ * (residency.c): reading it leaves a separate device copy as it is, so
+ * such reads are passed over. Out of line: rare, and kept off the path
+ * every re-rank takes. */
+static __attribute__((noinline, cold)) uint64_t
+next_use_past_host(struct device *d, struct rec *r, const struct opnd *u, bool valid,
+		   bool *predicted)
+{
+	while (u && u->op->on_host && u->mode == MODE_R && !d->res.host_vacates)
+		u = u->next_use;
+	if (!u)
+		return next_use_unqueued(d, r, predicted);
+	if (u->mode == MODE_W && valid)
+		return POLICY_USE_DEAD;
+	return u->op->on_host ? POLICY_USE_HOST : u->op->seq;
+}
+
+/* Inlined into every re-rank, as the next-use lookup was before the
+ * policies had files of their own: it runs for every operand of every
+ * kernel. */
+static inline __attribute__((always_inline)) uint64_t
+next_use_from(struct device *d, struct rec *r, const struct opnd *u, bool valid, bool *predicted)
+{
+	*predicted = false;
+	if (!u)
+		return next_use_unqueued(d, r, predicted);
+	if (__builtin_expect(u->op->on_host, 0))
+		return next_use_past_host(d, r, u, valid, predicted);
+	/* Data about to be overwritten is dead, but space reserved for
+	 * that write is needed then. */
+	if (u->mode == MODE_W && valid)
+		return POLICY_USE_DEAD;
+	return u->op->seq;
+}
+
 /* The policy's rank for r, with u as its next use and valid as its device
  * copy's. Inlined: it runs for every operand of every kernel. */
 static inline __attribute__((always_inline)) struct policy_rank
@@ -69,15 +89,17 @@ rank_with(struct device *d, struct rec *r, const struct opnd *u, bool valid, boo
 {
 	struct policy_rec f;
 
-	f.id = r->id;
-	f.bytes = r->asize;
 	f.next_use = next_use_from(d, r, u, valid, &f.predicted);
 	f.last_use = r->last_use;
-	f.load_seq = r->load_seq;
 	/* Dead data costs no write-back however dirty it is; data a host
 	 * kernel needs next is written back for it anyway. */
 	f.dirty = dirty && d->res.dirty_costs && f.next_use != POLICY_USE_DEAD &&
 		  f.next_use != POLICY_USE_HOST;
+	if (__builtin_expect(d->policy.ops->rank == policy_rank_dirty_apart, 1))
+		return policy_rank_dirty_apart_inline(&f);
+	f.id = r->id;
+	f.bytes = r->asize;
+	f.load_seq = r->load_seq;
 	return d->policy.ops->rank(d->policy.state, &f);
 }
 
