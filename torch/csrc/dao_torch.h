@@ -124,12 +124,13 @@ struct Stats {
 	std::atomic<uint64_t> copies_out{0};   /* copies to the CPU (dao_read) */
 	std::atomic<uint64_t> bytes_out{0};
 	std::atomic<uint64_t> submit_ns{0};    /* time in the fallback on the job's threads */
+	std::atomic<uint64_t> meta_runs{0};    /* meta kernels run */
+	std::atomic<uint64_t> meta_hits{0};    /* answers from the cache instead */
 	std::atomic<uint64_t> waits{0};
 	std::atomic<uint64_t> wait_ns{0};
 	std::atomic<uint64_t> storages{0};     /* live storages (dao buffers) */
 	std::mutex mu;                               /* guards the maps below */
 	std::map<std::string, uint64_t> wait_reasons; /* "reason: op" -> count */
-	std::map<std::string, uint64_t> copied_ops;  /* functional operators run, by name */
 };
 Stats &stats();
 void count_wait(const char *reason, const std::string &op);
@@ -261,12 +262,16 @@ struct OpTraits {
 	int generator_arg = -1;          /* the Generator? argument, if any */
 	int rng_when_nonzero = -1;       /* draws only when this float argument is not 0 */
 	bool metadata_only = false;      /* answers from shapes alone, no data */
+	bool meta_unreliable = false;    /* its meta kernel's shapes are not the CPU's */
 	int training_arg = -1;
 	std::vector<int> corrected_when_training; /* written only when training */
 	int shape_rule = 0; /* outputs of an operator without a meta kernel */
 	int flops_rule = 0;
+	mutable std::atomic<uint64_t> copied{0}; /* calls run functionally, results copied */
 };
 const OpTraits &traits(const c10::OperatorHandle &op);
+/* Every operator's count of calls whose results were copied, by name. */
+std::map<std::string, uint64_t> copied_ops();
 /* Whether this call draws random numbers. */
 bool draws(const OpTraits &t, c10::ArrayRef<c10::IValue> args);
 /* Whether argument i is written in this call. */
@@ -289,6 +294,43 @@ bool captured(const c10::OperatorHandle &op);
 /* Drop the Python exception a Python kernel (a meta kernel registered from
  * Python) left set on this thread when its C++ exception was caught. */
 void forget_python_error();
+
+/* -------------------------------------------------------------- meta.cpp */
+
+/* One tensor an operator returns (or an argument whose metadata it
+ * changes), described relative to the arguments' tensors. */
+struct MetaTensor {
+	enum Kind : uint8_t { UNDEFINED, SAME, VIEW, FRESH } kind = UNDEFINED;
+	int32_t arg = -1; /* SAME, VIEW: index into the flat argument tensors */
+	caffe2::TypeMeta dtype;
+	at::Layout layout = at::kStrided;
+	c10::SmallVector<int64_t, 6> sizes, strides;
+	int64_t offset = 0;
+	bool conj = false, neg = false;
+};
+
+/* What the meta kernel said an operator call produces. */
+struct MetaResult {
+	bool ok = false; /* false: no meta kernel could tell */
+	enum Kind : uint8_t { TENSOR, LIST, VALUE };
+	struct Return {
+		Kind kind;
+		uint32_t count; /* tensors it holds (in `tensors`) */
+		c10::IValue value;
+	};
+	std::vector<Return> returns;
+	std::vector<MetaTensor> tensors; /* the returned tensors, in order */
+	std::vector<MetaTensor> changed; /* argument tensors with new metadata */
+};
+
+/* The defined tensors among an operator's arguments, in order (with the
+ * argument each comes from). */
+void flat_tensors(c10::ArrayRef<c10::IValue> args, std::vector<at::Tensor> &out, std::vector<uint32_t> *arg_of);
+bool is_opt_tensor_list(const c10::IValue &v);
+/* The meta kernel's answer for this call, from the cache when the same
+ * operator saw the same metadata before. */
+std::shared_ptr<MetaResult> meta_result(const c10::OperatorHandle &op, const OpTraits &t,
+					c10::ArrayRef<c10::IValue> args, const std::vector<at::Tensor> &flat);
 
 /* ---------------------------------------------------------- fallback.cpp */
 

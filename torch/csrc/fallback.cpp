@@ -3,19 +3,17 @@
  * fallback.cpp - every operator on dao tensors becomes a dao kernel.
  *
  * On the job's thread, for an operator the device does not implement by
- * name: its meta kernel (the operator run on metadata alone) says what the
- * outputs look like; outputs get new dao storages (w), arguments the
- * schema says are written are rw (or w when the write covers the whole
- * storage), the others r; aliasing outputs (views) share their input's
- * storage and need no kernel at all. The kernel then runs the operator's
+ * name: its meta kernel (meta.cpp) says what the outputs look like; fresh
+ * outputs get new dao storages (w), arguments the schema or the table of
+ * corrections say are written are rw (or w when the write covers the
+ * whole storage), the others r; outputs that are views share their
+ * input's storage and need no kernel. The kernel then runs the operator's
  * CPU (or CUDA) kernel on the executor thread, on tensors wrapping the
- * operands' pointers. The job thread goes on at once: it waits only where
- * the program needs a value (waits.cpp).
+ * operands' pointers. The job's thread goes on at once: it waits only
+ * where the program needs a value (waits.cpp).
  */
 #include "dao_torch.h"
 
-#include <ATen/core/LegacyTypeDispatch.h>
-#include <ATen/native/Resize.h>
 #include <c10/core/TensorImpl.h>
 #include <torch/library.h>
 
@@ -31,181 +29,43 @@ uint64_t now_ns()
 		.count();
 }
 
-/* One tensor among the arguments, with its meta twin. */
-struct Twin {
-	at::Tensor orig;
-	at::Tensor meta;
-	size_t arg;
-};
-
-/* Meta twins of the arguments; tensors sharing a dao storage get twins
- * sharing a meta storage, so that the meta kernel sees their overlap. */
-struct Twins {
-	std::vector<Twin> all;
-	std::vector<std::pair<c10::StorageImpl *, c10::Storage>> storages;
-
-	at::Tensor make(const at::Tensor &t, size_t arg)
-	{
-		if (!t.defined())
-			return t;
-		/* A CPU scalar stays one: TensorIterator takes those beside
-		 * tensors of any device, and meta kernels do too. */
-		if (!is_dao(t) && t.device().is_cpu() && t.dim() == 0)
-			return t;
-		c10::Storage ms;
-		c10::StorageImpl *key = t.has_storage() ? t.storage().unsafeGetStorageImpl() : nullptr;
-		for (auto &p : storages)
-			if (key && p.first == key)
-				ms = p.second;
-		if (!ms) {
-			size_t nbytes = t.has_storage() ? t.storage().nbytes() : 0;
-			ms = c10::Storage(c10::Storage::use_byte_size_t(), nbytes,
-					  c10::DataPtr(nullptr, c10::Device(c10::DeviceType::Meta)),
-					  c10::GetAllocator(c10::DeviceType::Meta), true);
-			storages.emplace_back(key, ms);
-		}
-		at::Tensor m = twin_on(t, std::move(ms));
-		all.push_back(Twin{t, m, arg});
-		return m;
-	}
-
-	static at::Tensor twin_on(const at::Tensor &t, c10::Storage ms)
-	{
-		auto impl = c10::make_intrusive<c10::TensorImpl>(
-			std::move(ms), c10::DispatchKeySet(c10::DispatchKey::Meta), t.dtype());
-		impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
-		if (t.is_conj())
-			impl->_set_conj(true);
-		if (t.is_neg())
-			impl->_set_neg(true);
-		if (t.unsafeGetTensorImpl()->is_wrapped_number())
-			impl->set_wrapped_number(true);
-		return at::Tensor(std::move(impl));
-	}
-
-	c10::IValue convert(const c10::IValue &v, size_t arg)
-	{
-		if (v.isTensor())
-			return make(v.toTensor(), arg);
-		if (v.isTensorList()) {
-			c10::List<at::Tensor> l;
-			for (const at::Tensor &t : v.toTensorList())
-				l.push_back(make(t, arg));
-			return l;
-		}
-		if (v.isList()) {
-			auto in = v.toList();
-			if (in.size() > 0 && is_opt_tensor_list(v)) {
-				c10::List<c10::optional<at::Tensor>> l;
-				for (const c10::IValue &e : in) {
-					if (e.isNone())
-						l.push_back(c10::nullopt);
-					else
-						l.push_back(make(e.toTensor(), arg));
-				}
-				return l;
-			}
-		}
-		return v;
-	}
-
-	static bool is_opt_tensor_list(const c10::IValue &v)
-	{
-		for (const c10::IValue &e : v.toList())
-			if (!e.isNone() && !e.isTensor())
-				return false;
-		return true;
-	}
-
-	const Twin *of_impl(const c10::TensorImpl *i) const
-	{
-		for (const Twin &t : all)
-			if (t.meta.unsafeGetTensorImpl() == i)
-				return &t;
-		return nullptr;
-	}
-
-	const Twin *of_storage(const c10::StorageImpl *s) const
-	{
-		for (const Twin &t : all)
-			if (t.meta.has_storage() && t.meta.storage().unsafeGetStorageImpl() == s)
-				return &t;
-		return nullptr;
-	}
-};
-
-bool same_metadata(const at::Tensor &a, const at::Tensor &b)
+bool writes_cpu_tensor(const OpTraits &t, c10::ArrayRef<c10::IValue> args, const std::vector<at::Tensor> &flat,
+		       const std::vector<uint32_t> &arg_of)
 {
-	return a.sizes() == b.sizes() && a.strides() == b.strides() &&
-	       a.storage_offset() == b.storage_offset() && a.dtype() == b.dtype();
-}
-
-/* The tensors among an argument (a Tensor, Tensor[] or Tensor?[]). */
-void collect_tensors(const c10::IValue &v, std::vector<at::Tensor> &out)
-{
-	if (v.isTensor() && v.toTensor().defined()) {
-		out.push_back(v.toTensor());
-	} else if (v.isTensorList()) {
-		for (const at::Tensor &x : v.toTensorList())
-			out.push_back(x);
-	} else if (v.isList() && v.toList().size() > 0 && Twins::is_opt_tensor_list(v)) {
-		for (const c10::IValue &e : v.toList())
-			if (!e.isNone())
-				out.push_back(e.toTensor());
-	}
-}
-
-bool writes_cpu_tensor(const OpTraits &t, c10::ArrayRef<c10::IValue> args)
-{
-	for (size_t i = 0; i < args.size(); i++) {
-		if (!writes_arg(t, args, i))
-			continue;
-		std::vector<at::Tensor> ts;
-		collect_tensors(args[i], ts);
-		for (const at::Tensor &x : ts)
-			if (x.defined() && !is_dao(x))
-				return true;
-	}
+	for (size_t k = 0; k < flat.size(); k++)
+		if (!is_dao(flat[k]) && writes_arg(t, args, arg_of[k]))
+			return true;
 	return false;
 }
 
-/* Run the meta kernel; false when there is none (or it cannot tell). */
-bool run_meta(const c10::OperatorHandle &op, const OpTraits &t, c10::ArrayRef<c10::IValue> args,
-	      Twins &twins, torch::jit::Stack &meta)
+/* A dao tensor on orig's storage with the metadata the meta kernel gave. */
+at::Tensor view_from(const at::Tensor &orig, const MetaTensor &m)
 {
-	meta.reserve(args.size());
-	for (size_t i = 0; i < args.size(); i++)
-		meta.push_back(twins.convert(args[i], i));
-	if (t.shape_rule) {
-		std::vector<c10::IValue> results;
-		if (shape_rule_outputs(t, meta, results)) {
-			meta = std::move(results);
-			return true;
-		}
+	auto impl = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(orig.storage()),
+							 orig.key_set(), m.dtype);
+	impl->set_sizes_and_strides(m.sizes, m.strides, m.offset);
+	impl->_set_conj(m.conj);
+	impl->_set_neg(m.neg);
+	return at::Tensor(std::move(impl));
+}
+
+void set_metadata(const at::Tensor &t, const MetaTensor &m)
+{
+	t.unsafeGetTensorImpl()->set_sizes_and_strides(m.sizes, m.strides, m.offset);
+}
+
+uint64_t bytes_reached(const MetaTensor &m)
+{
+	int64_t last = m.offset;
+	for (size_t d = 0; d < m.sizes.size(); d++) {
+		if (m.sizes[d] == 0)
+			return 0;
+		last += (m.sizes[d] - 1) * m.strides[d];
 	}
-	try {
-		at::AutoDispatchBelowADInplaceOrView below_autograd;
-		op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
-	} catch (const c10::Error &) {
-		/* No meta kernel, or one that needs the data: the operator
-		 * runs for real and the job waits for it (an invalid call
-		 * then raises its own error there). */
-		return false;
-	} catch (const std::exception &) {
-		forget_python_error(); /* a meta kernel written in Python */
-		return false;
-	}
-	correct_meta(t, args, meta);
-	return true;
+	return static_cast<uint64_t>(last + 1) * m.dtype.itemsize();
 }
 
 } // namespace
-
-at::Tensor meta_twin(const at::Tensor &t)
-{
-	Twins tw;
-	return tw.make(t, 0);
-}
 
 void fallback(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::Stack *stack)
 {
@@ -225,7 +85,12 @@ void fallback(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::St
 		run_and_wait(op, t, stack, "returns a value");
 		return;
 	}
-	if (writes_cpu_tensor(t, args)) {
+	std::vector<at::Tensor> flat;
+	std::vector<uint32_t> arg_of;
+	flat.reserve(8);
+	arg_of.reserve(8);
+	flat_tensors(args, flat, &arg_of);
+	if (writes_cpu_tensor(t, args, flat, arg_of)) {
 		run_and_wait(op, t, stack, "writes a CPU tensor");
 		return;
 	}
@@ -236,26 +101,24 @@ void fallback(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::St
 						   : "random, no generator argument");
 		return;
 	}
+	if (t.meta_unreliable) {
+		run_and_wait(op, t, stack, "meta kernel unlike the CPU's");
+		return;
+	}
 
-	Twins twins;
-	torch::jit::Stack meta;
-	if (!run_meta(op, t, args, twins, meta)) {
+	std::shared_ptr<MetaResult> meta = meta_result(op, t, args, flat);
+	if (!meta->ok) {
 		run_and_wait(op, t, stack, "no meta kernel");
 		return;
 	}
+	for (const MetaTensor &m : meta->tensors)
+		TORCH_CHECK(m.layout == at::kStrided, "dao: ", t.label, " makes a ", m.layout,
+			    " tensor; only strided tensors live on the dao device");
 
 	LabelScope label(t.name.c_str());
 	auto l = std::make_unique<OpLaunch>(op);
 	l->name = t.name.c_str();
 	l->keys = backend_keys();
-
-	for (const c10::IValue &r : meta) {
-		std::vector<at::Tensor> rs;
-		collect_tensors(r, rs);
-		for (const at::Tensor &m : rs)
-			TORCH_CHECK(m.layout() == at::kStrided, "dao: ", t.label, " makes a ", m.layout(),
-				    " tensor; only strided tensors live on the dao device");
-	}
 
 	/* Written arguments whose metadata the operator changes: a storage
 	 * that must grow gets a new buffer first (contents kept, unless an
@@ -263,19 +126,20 @@ void fallback(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::St
 	 * kernel, which then finds them resized; others keep theirs for the
 	 * kernel (which changes it on its wrapper) and take the new one after
 	 * the launch. */
-	std::vector<std::pair<at::Tensor, at::Tensor>> restride_after;
-	for (const Twin &tw : twins.all) {
-		if (!is_dao(tw.orig) || !writes_arg(t, args, tw.arg) || same_metadata(tw.orig, tw.meta))
+	std::vector<const MetaTensor *> restride_after;
+	for (const MetaTensor &m : meta->changed) {
+		const at::Tensor &orig = flat[m.arg];
+		const uint32_t a = arg_of[m.arg];
+		if (!is_dao(orig) || !writes_arg(t, args, a))
 			continue;
-		uint64_t need = bytes_needed(tw.meta);
-		Storage *s = storage_of(tw.orig);
+		uint64_t need = bytes_reached(m);
+		Storage *s = storage_of(orig);
 		if (need > (s ? s->nbytes : 0))
-			grow_storage(tw.orig, need, !t.out[tw.arg]);
-		if (t.out[tw.arg])
-			tw.orig.unsafeGetTensorImpl()->set_sizes_and_strides(tw.meta.sizes(), tw.meta.strides(),
-									      tw.meta.storage_offset());
+			grow_storage(orig, need, !t.out[a]);
+		if (t.out[a])
+			set_metadata(orig, m);
 		else
-			restride_after.emplace_back(tw.orig, tw.meta);
+			restride_after.push_back(&m);
 	}
 
 	Operands ops;
@@ -283,41 +147,48 @@ void fallback(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::St
 
 	/* The results: arguments written in place, views of arguments,
 	 * fresh outputs (slot: their place among the returned tensors). */
-	std::vector<c10::IValue> returns;
 	std::vector<at::Tensor> fresh;
-	int32_t slot = 0;
-	auto result_of = [&](const at::Tensor &m) -> at::Tensor {
-		int32_t here = slot++;
-		if (!m.defined())
-			return m;
-		if (const Twin *tw = twins.of_impl(m.unsafeGetTensorImpl()))
-			return tw->orig;
-		if (m.has_storage()) {
-			if (const Twin *tw = twins.of_storage(m.storage().unsafeGetStorageImpl()))
-				return view_of(tw->orig, m);
-		}
-		at::Tensor out = empty_dao(m.sizes(), m.strides(), m.scalar_type());
-		fresh.push_back(out);
-		l->out_slots.push_back(here);
-		return out;
-	};
-	for (const c10::IValue &r : meta) {
-		if (r.isTensor()) {
-			returns.push_back(result_of(r.toTensor()));
-		} else if (r.isTensorList()) {
-			c10::List<at::Tensor> l2;
-			for (const at::Tensor &m : r.toTensorList())
-				l2.push_back(result_of(m));
-			returns.push_back(std::move(l2));
-		} else {
-			if (r.isNone())
-				slot++; /* a Tensor? result */
-			returns.push_back(r);
+	std::vector<at::Tensor> results;
+	results.reserve(meta->tensors.size());
+	for (size_t i = 0; i < meta->tensors.size(); i++) {
+		const MetaTensor &m = meta->tensors[i];
+		switch (m.kind) {
+		case MetaTensor::UNDEFINED:
+			results.emplace_back();
+			break;
+		case MetaTensor::SAME:
+			results.push_back(flat[m.arg]);
+			break;
+		case MetaTensor::VIEW:
+			results.push_back(view_from(flat[m.arg], m));
+			break;
+		case MetaTensor::FRESH:
+			results.push_back(empty_dao(m.sizes, m.strides, c10::typeMetaToScalarType(m.dtype)));
+			fresh.push_back(results.back());
+			l->out_slots.push_back(static_cast<int32_t>(i));
+			break;
 		}
 	}
 	for (const at::Tensor &f : fresh) {
 		l->outs.push_back(describe(f, ops.add(f, DAO_W, "(result)")));
 		l->outs.back().written = true;
+	}
+
+	std::vector<c10::IValue> returns;
+	returns.reserve(meta->returns.size());
+	size_t k = 0;
+	for (const MetaResult::Return &r : meta->returns) {
+		if (r.kind == MetaResult::TENSOR) {
+			returns.emplace_back(results[k++]);
+		} else if (r.kind == MetaResult::LIST) {
+			c10::List<at::Tensor> lst;
+			lst.reserve(r.count);
+			for (uint32_t j = 0; j < r.count; j++)
+				lst.push_back(results[k++]);
+			returns.emplace_back(std::move(lst));
+		} else {
+			returns.push_back(r.value);
+		}
 	}
 
 	bool needs_kernel = t.writes_any || !fresh.empty() || schema.returns().empty();
@@ -332,8 +203,7 @@ void fallback(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::St
 			 * legacy code that resizes its output on the way. */
 			l->copy_outs = true;
 			st.copy_outputs++;
-			std::lock_guard<std::mutex> g(st.mu);
-			st.copied_ops[t.label]++;
+			t.copied++;
 		}
 		l->rng = rng;
 		if (rng && !kernels_on_cuda()) {
@@ -343,9 +213,8 @@ void fallback(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::St
 		uint64_t flops = estimate_flops(t, args, returns);
 		submit(std::move(l), ops, flops);
 	}
-	for (auto &p : restride_after)
-		p.first.unsafeGetTensorImpl()->set_sizes_and_strides(p.second.sizes(), p.second.strides(),
-								      p.second.storage_offset());
+	for (const MetaTensor *m : restride_after)
+		set_metadata(flat[m->arg], *m);
 
 	torch::jit::drop(*stack, nargs);
 	for (auto &r : returns)

@@ -364,20 +364,6 @@ at::Tensor view_of(const at::Tensor &orig, const at::Tensor &m)
 	return at::Tensor(std::move(impl));
 }
 
-namespace {
-
-bool is_opt_tensor_list(const c10::IValue &v)
-{
-	if (!v.isList() || v.toList().size() == 0)
-		return false;
-	for (const c10::IValue &e : v.toList())
-		if (!e.isNone() && !e.isTensor())
-			return false;
-	return true;
-}
-
-} // namespace
-
 void describe_args(OpLaunch &l, const OpTraits &t, c10::ArrayRef<c10::IValue> args, Operands &ops)
 {
 	const auto &schema = l.op.schema();

@@ -184,6 +184,8 @@ PyObject *py_stats(PyObject *, PyObject *)
 	U("copies_out", s.copies_out.load());
 	U("bytes_out", s.bytes_out.load());
 	U("submit_ns", s.submit_ns.load());
+	U("meta_runs", s.meta_runs.load());
+	U("meta_hits", s.meta_hits.load());
 	U("waits", s.waits.load());
 	U("wait_ns", s.wait_ns.load());
 	U("storages", s.storages.load());
@@ -192,7 +194,7 @@ PyObject *py_stats(PyObject *, PyObject *)
 	{
 		std::lock_guard<std::mutex> g(s.mu);
 		ok = ok && put(d, "wait_reasons", map_dict(s.wait_reasons));
-		ok = ok && put(d, "copied_ops", map_dict(s.copied_ops));
+		ok = ok && put(d, "copied_ops", map_dict(copied_ops()));
 	}
 	if (!ok) {
 		Py_DECREF(d);

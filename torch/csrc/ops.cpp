@@ -69,6 +69,18 @@ const RngNoGenerator rng_no_generator[] = {
 	{"aten::_fused_dropout", "p"},
 };
 
+/* Operators whose meta kernel gives other shapes than the CPU kernel:
+ * they run while the job waits, which then takes the CPU's results. In
+ * PyTorch 1.13, embedding_bag's offset2bag and max_indices depend on
+ * whether the CPU takes its fast path, which its meta kernel ignores. */
+const char *const meta_unreliable[] = {
+#if TORCH_VERSION_MAJOR < 2
+	"aten::_embedding_bag",
+	"aten::_embedding_bag_forward_only",
+#endif
+	"",
+};
+
 /* Operators whose answer depends on metadata alone. */
 const char *const metadata_only_ops[] = {
 	"aten::_fused_sdp_choice", "aten::is_pinned", "aten::is_set_to",
@@ -155,6 +167,7 @@ std::unique_ptr<OpTraits> build(const c10::OperatorHandle &op)
 	}
 	t->rng_value_dependent = t->rng && IN(rng_value_dependent, t->name);
 	t->metadata_only = IN(metadata_only_ops, t->name);
+	t->meta_unreliable = IN(meta_unreliable, t->name);
 	if (t->name == "aten::convolution_backward")
 		t->shape_rule = SHAPES_CONVOLUTION_BACKWARD;
 	static const std::unordered_map<std::string, int> flops = {
@@ -178,14 +191,27 @@ const at::Tensor *tensor_at(c10::ArrayRef<c10::IValue> args, size_t i)
 	return nullptr;
 }
 
+std::mutex traits_mu;
+std::unordered_map<const void *, std::unique_ptr<OpTraits>> *traits_cache =
+	new std::unordered_map<const void *, std::unique_ptr<OpTraits>>;
+
 } // namespace
+
+std::map<std::string, uint64_t> copied_ops()
+{
+	std::map<std::string, uint64_t> m;
+	std::lock_guard<std::mutex> g(traits_mu);
+	for (auto &p : *traits_cache)
+		if (p.second->copied)
+			m[p.second->label] += p.second->copied;
+	return m;
+}
 
 const OpTraits &traits(const c10::OperatorHandle &op)
 {
-	static std::mutex mu;
-	static auto *cache = new std::unordered_map<const void *, std::unique_ptr<OpTraits>>;
+	auto *cache = traits_cache;
 	const void *key = &op.schema();
-	std::lock_guard<std::mutex> g(mu);
+	std::lock_guard<std::mutex> g(traits_mu);
 	auto it = cache->find(key);
 	if (it != cache->end())
 		return *it->second;

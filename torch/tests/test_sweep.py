@@ -5,7 +5,8 @@ factory functions and random fills included), as a function, in place and
 with out= (from empty tensors: resized), on the host backend at a small
 budget with the checker on (a kernel that writes an operand it declared
 read, or draws random numbers undeclared, fails). Each result must equal
-plain PyTorch's on the CPU bit for bit; where the CPU itself raises, dao
+plain PyTorch's on the CPU bit for bit (within a tolerance for the few the
+CPU itself does not reproduce); where the CPU itself raises, dao
 must raise too; where dao cannot do what the CPU does, it must say so with
 an error naming the operator (counted, listed). One TAP line per operator.
 """
@@ -13,7 +14,6 @@ import gc
 import itertools
 import os
 import sys
-import threading
 import types
 import unittest
 import warnings
@@ -40,6 +40,11 @@ DEV = dao_torch.device
 # Operators whose outputs are uninitialised memory: shapes are compared.
 UNINITIALISED = {"empty", "empty_like", "new_empty", "new_empty_strided"}
 
+# Operators whose CPU results depend on memory they do not initialise
+# (LAPACK's gelsy workspace through linalg.lstsq): the CPU differs from
+# itself across threads and allocations, so dao is held to a tolerance.
+NOT_REPRODUCIBLE = {"linalg.lstsq"}
+
 # Known divergences, each explained in Documentation/torch.md.
 KNOWN = {
     ("addr", "inplace"): "the CPU's addr_ raises on a 0-d self; the composite addr_ resizes it",
@@ -58,18 +63,6 @@ def host(x):
     if isinstance(x, torch.Tensor):
         return x.detach().cpu() if x.device.type != "cpu" else x.detach().clone()
     return x
-
-
-def shifted(x):
-    """A CPU copy at another address and alignment (for the nondeterminism
-    probe)."""
-    if isinstance(x, torch.device) and x.type == DEV.type:
-        return torch.device("cpu")
-    if not isinstance(x, torch.Tensor) or x.layout != torch.strided:
-        return x
-    t = x.detach().cpu()
-    buf = torch.empty(t.numel() + 3, dtype=t.dtype)
-    return buf[3:].view(t.shape).copy_(t)
 
 
 def own(x):
@@ -121,17 +114,6 @@ def call(fn, sample, on_dao, out=None, conv=None):
         return ("raise", "%s: %s" % (type(e).__name__, str(e).split("\n")[0][:160]))
 
 
-def in_thread(f, *args):
-    """f(*args) on another thread: another malloc arena, so an operator
-    whose result depends on uninitialised workspace shows it (LAPACK's
-    gelsy through linalg.lstsq does)."""
-    box = []
-    t = threading.Thread(target=lambda: box.append(f(*args)))
-    t.start()
-    t.join()
-    return box[0]
-
-
 def empty_outs(res, device):
     return tree_map(lambda t: torch.empty(0, dtype=t.dtype, device=device)
                     if isinstance(t, torch.Tensor) else t, res)
@@ -173,9 +155,7 @@ def check_one(op, variant, fn, i, sample, refused):
         fb, _ = tree_flatten(got[1])
         same = [x.shape for x in fa] == [x.shape for x in fb]
         return None if same else "shapes differ"
-    again = in_thread(call, fn, sample, False,
-                      empty_outs(out_ref, "cpu") if out_ref is not None else None, shifted)
-    exact = again[0] == "ok" and compare(ref[1], again[1]) is None
+    exact = op.name not in NOT_REPRODUCIBLE
     problem = compare(ref[1], got[1], exact) or compare(ref[2], got[2], exact)
     if problem and out_ref is not None:
         problem = compare(out_ref, out_dao, exact)
