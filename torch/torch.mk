@@ -25,7 +25,7 @@ $(TORCH_CONFIG): torch/config.py $(wildcard /usr/lib/python3/dist-packages/torch
 
 -include $(TORCH_CONFIG)
 
-.PHONY: torch check-torch check-torch-asan
+.PHONY: torch check-torch check-torch-asan bench-torch
 all: torch
 
 ifeq ($(TORCH_SKIP),)
@@ -104,12 +104,17 @@ check-torch-asan: torch-asan
 		LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so) \
 		prove -f --exec $(TORCH_PYTHON) $(TORCH_ASAN_TESTS)
 
+# Submission cost per operator on the job's thread beside eager PyTorch
+# (Documentation/torch.md, Overhead).
+bench-torch: torch-rel
+	$(call TORCH_TEST_ENV,rel) $(TORCH_PYTHON) torch/bench/overhead.py
+
 else
 
 torch:
 	@echo "torch: SKIP: $(TORCH_SKIP) (the dao PyTorch device is not built)"
 
-check-torch check-torch-asan:
+check-torch check-torch-asan bench-torch:
 	@echo "$@: SKIP: $(TORCH_SKIP)"
 
 endif

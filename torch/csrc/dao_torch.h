@@ -26,6 +26,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/Allocator.h>
+#include <c10/util/SmallVector.h>
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <atomic>
@@ -148,7 +149,7 @@ struct TensorArg {
 	int32_t operand = HELD;
 	at::Tensor held;
 	caffe2::TypeMeta dtype;
-	std::vector<int64_t> sizes, strides;
+	c10::SmallVector<int64_t, 5> sizes, strides;
 	int64_t offset = 0;
 	bool conj = false, neg = false;
 	bool written = false; /* the kernel may resize it: its wrapper can grow */
@@ -219,9 +220,10 @@ enum ArgKind : uint8_t { ARG_VALUE, ARG_TENSOR, ARG_TENSOR_LIST, ARG_OPT_TENSOR_
 struct OpLaunch : Launch {
 	c10::OperatorHandle op;
 	c10::DispatchKeySet keys;
-	std::vector<c10::IValue> values;             /* per argument: a plain value */
-	std::vector<uint8_t> kinds;                  /* per argument: ArgKind */
-	std::vector<std::vector<TensorArg>> tensors; /* per argument: its tensors */
+	std::vector<c10::IValue> values;  /* per argument: a plain value */
+	std::vector<uint8_t> kinds;       /* per argument: ArgKind */
+	std::vector<uint32_t> counts;     /* per argument: how many of `tensors` are its */
+	std::vector<TensorArg> tensors;   /* the arguments' tensors, in order */
 	std::vector<TensorArg> outs;                 /* fresh outputs */
 	std::vector<int32_t> out_slots;              /* their places among the returned tensors */
 	bool copy_outs = false;   /* copy the op's results into outs */

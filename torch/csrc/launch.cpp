@@ -369,7 +369,8 @@ void describe_args(OpLaunch &l, const OpTraits &t, c10::ArrayRef<c10::IValue> ar
 	const auto &schema = l.op.schema();
 	l.values.resize(args.size());
 	l.kinds.resize(args.size());
-	l.tensors.resize(args.size());
+	l.counts.assign(args.size(), 0);
+	l.tensors.reserve(args.size());
 	auto one = [&](const at::Tensor &x, size_t i, bool written) -> TensorArg {
 		if (!x.defined()) {
 			TensorArg a;
@@ -405,15 +406,18 @@ void describe_args(OpLaunch &l, const OpTraits &t, c10::ArrayRef<c10::IValue> ar
 		bool written = writes_arg(t, args, i);
 		if (v.isTensor() && v.toTensor().defined()) {
 			l.kinds[i] = ARG_TENSOR;
-			l.tensors[i].push_back(one(v.toTensor(), i, written));
+			l.tensors.push_back(one(v.toTensor(), i, written));
+			l.counts[i] = 1;
 		} else if (v.isTensorList()) {
 			l.kinds[i] = ARG_TENSOR_LIST;
 			for (const at::Tensor &x : v.toTensorList())
-				l.tensors[i].push_back(one(x, i, written));
+				l.tensors.push_back(one(x, i, written));
+			l.counts[i] = static_cast<uint32_t>(v.toTensorList().size());
 		} else if (is_opt_tensor_list(v)) {
 			l.kinds[i] = ARG_OPT_TENSOR_LIST;
 			for (const c10::IValue &e : v.toList())
-				l.tensors[i].push_back(one(e.isNone() ? at::Tensor() : e.toTensor(), i, written));
+				l.tensors.push_back(one(e.isNone() ? at::Tensor() : e.toTensor(), i, written));
+			l.counts[i] = static_cast<uint32_t>(v.toList().size());
 		} else {
 			l.kinds[i] = ARG_VALUE;
 			l.values[i] = v;
@@ -427,30 +431,34 @@ torch::jit::Stack OpLaunch::stack_with(const std::function<at::Tensor(const Tens
 {
 	torch::jit::Stack s;
 	s.reserve(values.size() + outs.size());
+	size_t k = 0;
 	for (size_t i = 0; i < values.size(); i++) {
+		const TensorArg *first = tensors.data() + k;
+		const uint32_t n = counts[i];
+		k += n;
 		switch (kinds[i]) {
 		case ARG_VALUE:
 			s.push_back(values[i]);
 			break;
 		case ARG_TENSOR:
-			s.push_back(f(tensors[i][0]));
+			s.push_back(f(*first));
 			break;
 		case ARG_TENSOR_LIST: {
 			c10::List<at::Tensor> l;
-			l.reserve(tensors[i].size());
-			for (const TensorArg &a : tensors[i])
-				l.push_back(f(a));
+			l.reserve(n);
+			for (uint32_t j = 0; j < n; j++)
+				l.push_back(f(first[j]));
 			s.push_back(std::move(l));
 			break;
 		}
 		case ARG_OPT_TENSOR_LIST: {
 			c10::List<c10::optional<at::Tensor>> l;
-			l.reserve(tensors[i].size());
-			for (const TensorArg &a : tensors[i]) {
-				if (a.operand == NONE)
+			l.reserve(n);
+			for (uint32_t j = 0; j < n; j++) {
+				if (first[j].operand == NONE)
 					l.push_back(c10::nullopt);
 				else
-					l.push_back(f(a));
+					l.push_back(f(first[j]));
 			}
 			s.push_back(std::move(l));
 			break;

@@ -220,25 +220,15 @@ std::shared_ptr<MetaResult> run_meta(const c10::OperatorHandle &op, const OpTrai
 /* The meta kernel's answer depends on the arguments' metadata and plain
  * values, the default dtype and the values of CPU scalars; a key holds
  * them all, or there is none (a CPU tensor of several elements: its
- * values might shape the result). */
-struct Key {
-	const void *op;
-	std::vector<int64_t> words;
-	bool operator==(const Key &o) const
-	{
-		return op == o.op && words == o.words;
-	}
-};
-
-struct KeyHash {
-	size_t operator()(const Key &k) const
-	{
-		uint64_t h = reinterpret_cast<uintptr_t>(k.op) * 0x9e3779b97f4a7c15ull;
-		for (int64_t w : k.words)
-			h = (h ^ static_cast<uint64_t>(w)) * 0x100000001b3ull;
-		return static_cast<size_t>(h ^ (h >> 29));
-	}
-};
+ * values might shape the result). Built in a buffer of the thread's own,
+ * so that a lookup allocates nothing. */
+uint64_t hash_words(const void *op, const std::vector<int64_t> &w)
+{
+	uint64_t h = reinterpret_cast<uintptr_t>(op) * 0x9e3779b97f4a7c15ull;
+	for (int64_t x : w)
+		h = (h ^ static_cast<uint64_t>(x)) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
 
 bool key_tensor(const at::Tensor &t, const std::vector<at::Tensor> &flat, size_t k, std::vector<int64_t> &w)
 {
@@ -320,35 +310,46 @@ bool key_value(const c10::IValue &v, std::vector<int64_t> &w)
 	return true;
 }
 
-bool make_key(const c10::OperatorHandle &op, c10::ArrayRef<c10::IValue> args, const std::vector<at::Tensor> &flat,
-	      Key &key)
+bool make_key(c10::ArrayRef<c10::IValue> args, const std::vector<at::Tensor> &flat, std::vector<int64_t> &w)
 {
-	key.op = &op.schema();
-	key.words.reserve(16 + 8 * flat.size());
-	key.words.push_back(static_cast<int64_t>(c10::typeMetaToScalarType(c10::get_default_dtype())));
+	w.clear();
+	w.push_back(static_cast<int64_t>(c10::typeMetaToScalarType(c10::get_default_dtype())));
 	size_t k = 0;
 	for (const c10::IValue &v : args) {
-		if (v.isTensor() || v.isTensorList() || is_opt_tensor_list(v)) {
-			std::vector<at::Tensor> ts;
-			flat_tensors(c10::ArrayRef<c10::IValue>(&v, 1), ts, nullptr);
-			key.words.push_back(100 + static_cast<int64_t>(ts.size()));
-			if (v.isTensor() && !v.toTensor().defined())
-				key.words.push_back(-2);
-			if (is_opt_tensor_list(v))
-				for (const c10::IValue &e : v.toList())
-					key.words.push_back(e.isNone() || !e.toTensor().defined());
-			for (const at::Tensor &t : ts)
-				if (!key_tensor(t, flat, k++, key.words))
+		if (v.isTensor()) {
+			if (!v.toTensor().defined())
+				w.push_back(-2);
+			else if (!key_tensor(v.toTensor(), flat, k++, w))
+				return false;
+		} else if (v.isTensorList()) {
+			auto l = v.toTensorList();
+			w.push_back(100 + static_cast<int64_t>(l.size()));
+			for (const at::Tensor &t : l)
+				if (!key_tensor(t, flat, k++, w))
 					return false;
-		} else if (!key_value(v, key.words)) {
+		} else if (is_opt_tensor_list(v)) {
+			w.push_back(-100 - static_cast<int64_t>(v.toList().size()));
+			for (const c10::IValue &e : v.toList()) {
+				if (e.isNone() || !e.toTensor().defined())
+					w.push_back(-2);
+				else if (!key_tensor(e.toTensor(), flat, k++, w))
+					return false;
+			}
+		} else if (!key_value(v, w)) {
 			return false;
 		}
 	}
 	return true;
 }
 
+struct Entry {
+	const void *op;
+	std::vector<int64_t> words;
+	std::shared_ptr<MetaResult> result;
+};
+
 std::mutex cache_mu;
-std::unordered_map<Key, std::shared_ptr<MetaResult>, KeyHash> cache;
+std::unordered_multimap<uint64_t, Entry> cache;
 constexpr size_t CACHE_MAX = 1 << 16;
 
 } // namespace
@@ -369,14 +370,18 @@ bool is_opt_tensor_list(const c10::IValue &v)
 std::shared_ptr<MetaResult> meta_result(const c10::OperatorHandle &op, const OpTraits &t,
 					c10::ArrayRef<c10::IValue> args, const std::vector<at::Tensor> &flat)
 {
-	Key key;
-	bool cacheable = make_key(op, args, flat, key);
+	thread_local std::vector<int64_t> words;
+	const void *key = &op.schema();
+	const bool cacheable = make_key(args, flat, words);
+	const uint64_t h = cacheable ? hash_words(key, words) : 0;
 	if (cacheable) {
 		std::lock_guard<std::mutex> g(cache_mu);
-		auto it = cache.find(key);
-		if (it != cache.end()) {
-			stats().meta_hits++;
-			return it->second;
+		auto range = cache.equal_range(h);
+		for (auto it = range.first; it != range.second; ++it) {
+			if (it->second.op == key && it->second.words == words) {
+				stats().meta_hits++;
+				return it->second.result;
+			}
 		}
 	}
 	auto r = run_meta(op, t, args, flat);
@@ -385,7 +390,7 @@ std::shared_ptr<MetaResult> meta_result(const c10::OperatorHandle &op, const OpT
 		std::lock_guard<std::mutex> g(cache_mu);
 		if (cache.size() >= CACHE_MAX)
 			cache.clear();
-		cache.emplace(std::move(key), r);
+		cache.emplace(h, Entry{key, words, r});
 	}
 	return r;
 }
