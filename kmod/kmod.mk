@@ -86,9 +86,9 @@ $(KTEST_BIN)/libdao_job: tests/kmod/libdao_job.c $(LIBDAO_NOCUDA_A) $(KTEST_BIN)
 # VM has no dynamic loader; the model stays inside this test binary.
 ifeq ($(HAVE_CUDA),1)
 KTEST_CUDAMODEL_OBJS := $(patsubst tests/cudamodel/%.c,$(KTEST_BIN)/cudamodel/%.o,$(CUDAMODEL_SRCS))
-$(KTEST_BIN)/cudamodel/%.o: tests/cudamodel/%.c tests/cudamodel/model.h tests/cudamodel/cudamodel.h
+$(KTEST_BIN)/cudamodel/%.o: tests/cudamodel/%.c $(CUDAMODEL_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(call cflags,rel) $(CUDA_CFLAGS) -c -o $@ $<
+	$(CC) $(call cflags,rel) $(CUDA_CFLAGS) $(CUDAMODEL_CFLAGS) -c -o $@ $<
 
 KTEST_CUDA_JOB := $(KTEST_BIN)/libdao_cuda_job
 $(KTEST_CUDA_JOB): tests/kmod/libdao_cuda_job.c $(LIBDAO_A) $(KTEST_CUDAMODEL_OBJS) \
@@ -107,9 +107,9 @@ KTEST_GCOV := $(if $(filter --coverage,$(CFLAGS)),--coverage -DDAO_KTEST_GCOV)
 KTEST_DAOCTL := $(if $(DAOCTL_OBJS),$(KTEST_BIN)/daoctl)
 KTEST_PUBJOB := $(if $(wildcard tests/daoctl/pubjob.c),$(KTEST_BIN)/dao-pubjob)
 
-$(KTEST_BIN)/daoctl: $(DAOCTL_OBJS) $(LIBDAO_NOCUDA_A)
+$(KTEST_BIN)/daoctl: $(DAOCTL_OBJS) $(TOOLS_COMMON_A) $(LIBDAO_NOCUDA_A)
 	@mkdir -p $(@D)
-	$(CC) -static -pthread -o $@ $(DAOCTL_OBJS) $(LIBDAO_NOCUDA_A) $(KTEST_LIBS) $(KTEST_LDFLAGS)
+	$(CC) -static -pthread -o $@ $(DAOCTL_OBJS) $(TOOLS_COMMON_A) $(LIBDAO_NOCUDA_A) $(KTEST_LIBS) $(KTEST_LDFLAGS)
 
 $(KTEST_BIN)/dao-pubjob: tests/daoctl/pubjob.c $(LIBDAO_NOCUDA_A)
 	@mkdir -p $(@D)

@@ -32,6 +32,7 @@
 
 #include <slurm/spank.h>
 
+#include "dao_kind_names.h"
 #include "options.h"
 #include "dao_publish.h"
 
@@ -84,10 +85,10 @@ static struct spank_option dao_options[] = {
 	  "memory (sets DAO_DEVICE_BUDGET)",
 	  1, OPT_BUDGET, take_option },
 	{ "dao-policy", "POLICY",
-	  "dao: eviction policy, dao|belady|lru|fifo (sets DAO_POLICY)", 1, OPT_POLICY,
+	  "dao: eviction policy, " DAO_KIND_POLICIES_BARS " (sets DAO_POLICY)", 1, OPT_POLICY,
 	  take_option },
 	{ "dao-backend", "BACKEND",
-	  "dao: auto|host|cuda-managed|cuda-explicit (sets DAO_BACKEND)", 1, OPT_BACKEND,
+	  "dao: " DAO_KIND_BACKENDS_BARS " (sets DAO_BACKEND)", 1, OPT_BACKEND,
 	  take_option },
 	{ "dao-lookahead", "N",
 	  "dao: kernels a job may run ahead, 1 to 65536 (sets DAO_LOOKAHEAD)", 1,

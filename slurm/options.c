@@ -2,11 +2,14 @@
 /*
  * options.c - checks of the plugin's option values, without libdao: the
  * plugin is loaded into srun, sbatch and slurmstepd, which must not depend
- * on the job's library being installed where they run.
+ * on the job's library being installed where they run. The names of the
+ * policies and backends come from libdao's tables at build time
+ * (dao_kind_names.h, written by tools/kinds).
  */
 #include <stdint.h>
 #include <string.h>
 
+#include "dao_kind_names.h"
 #include "options.h"
 
 /* Digits only; false on none or overflow of uint64_t. */
@@ -75,18 +78,16 @@ static const char *check_name(const char *text, const char *const *names, const 
 
 const char *dao_opt_check_policy(const char *text)
 {
-	static const char *const names[] = { "dao", "belady", "lru", "fifo", NULL };
+	static const char *const names[] = { DAO_KIND_POLICIES, NULL };
 
-	return check_name(text, names, "unknown policy (dao, belady, lru, fifo)");
+	return check_name(text, names, "unknown policy (" DAO_KIND_POLICIES_COMMAS ")");
 }
 
 const char *dao_opt_check_backend(const char *text)
 {
-	static const char *const names[] = { "auto", "host", "cuda-managed", "cuda-explicit",
-					     NULL };
+	static const char *const names[] = { DAO_KIND_BACKENDS, NULL };
 
-	return check_name(text, names,
-			  "unknown backend (auto, host, cuda-managed, cuda-explicit)");
+	return check_name(text, names, "unknown backend (" DAO_KIND_BACKENDS_COMMAS ")");
 }
 
 const char *dao_opt_check_lookahead(const char *text)

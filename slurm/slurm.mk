@@ -10,10 +10,13 @@ ifneq ($(wildcard $(SLURM_INCLUDE)/slurm/spank.h),)
 DAO_SPANK_SRCS := slurm/dao_spank.c slurm/options.c
 
 # Slurm resolves its own symbols (slurm_error, spank_*) when it loads the
-# plugin: they are left undefined here, hence no --no-undefined.
-$(DAO_SPANK_SO): $(DAO_SPANK_SRCS) slurm/options.h libdao/include/dao_publish.h
+# plugin: they are left undefined here, hence no --no-undefined. The names
+# of libdao's policies and backends come from its tables through a header
+# written at build time (tools/kinds/kinds.mk): the plugin does not load libdao.
+$(DAO_SPANK_SO): $(DAO_SPANK_SRCS) slurm/options.h libdao/include/dao_publish.h $(KIND_NAMES_H)
 	@mkdir -p $(@D)
-	$(CC) $(call cflags,rel) -I$(SLURM_INCLUDE) -shared -o $@ $(DAO_SPANK_SRCS)
+	$(CC) $(call cflags,rel) -I$(SLURM_INCLUDE) -I$(dir $(KIND_NAMES_H)) -shared -o $@ \
+		$(DAO_SPANK_SRCS)
 
 all: $(DAO_SPANK_SO)
 

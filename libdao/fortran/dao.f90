@@ -41,6 +41,10 @@ module dao
   ! How a kernel uses an operand.
   integer(c_int), parameter, public :: DAO_R = 1, DAO_W = 2, DAO_RW = 3
 
+  ! Launch flags: a host kernel works on host copies with the CPU, on
+  ! every backend (dao.h).
+  integer(c_int32_t), parameter, public :: DAO_LAUNCH_HOST = 1
+
   ! ---------------------------------------------------------------- types
   type, bind(C), public :: dao_ctx
      integer(c_int64_t) :: id = 0
@@ -240,6 +244,20 @@ module dao
        integer(c_int) :: st
      end function c_launch_named
 
+     function c_launch_flags(ctx, name, flops, flags, fn, user, ops, count) &
+          bind(C, name="dao_launch_flags") result(st)
+       import :: dao_ctx, dao_operand, c_ptr, c_funptr, c_int64_t, c_int32_t, c_size_t, c_int
+       type(dao_ctx), value :: ctx
+       type(c_ptr), value :: name
+       integer(c_int64_t), value :: flops
+       integer(c_int32_t), value :: flags
+       type(c_funptr), value :: fn
+       type(c_ptr), value :: user
+       type(dao_operand), intent(in) :: ops(*)
+       integer(c_size_t), value :: count
+       integer(c_int) :: st
+     end function c_launch_flags
+
      function c_strerror(st) bind(C, name="dao_strerror") result(text)
        import :: c_int, c_ptr
        integer(c_int), value :: st
@@ -304,14 +322,15 @@ contains
 
   ! Queue kernel with its operands (the contract: it touches only these,
   ! only as declared). user is handed to the kernel; name and flops are for
-  ! traces and simulation.
-  function dao_launch(ctx, kernel, ops, user, name, flops) result(st)
+  ! traces and simulation; flags (DAO_LAUNCH_HOST) as in dao_launch_flags.
+  function dao_launch(ctx, kernel, ops, user, name, flops, flags) result(st)
     type(dao_ctx), intent(in) :: ctx
     procedure(dao_kernel_fn) :: kernel
     type(dao_operand), intent(in) :: ops(:)
     type(c_ptr), intent(in), optional :: user
     character(len=*), intent(in), optional :: name
     integer(c_int64_t), intent(in), optional :: flops
+    integer(c_int32_t), intent(in), optional :: flags
     integer(c_int) :: st
     character(kind=c_char), allocatable, target :: cname(:)
     type(c_ptr) :: u, n
@@ -331,8 +350,14 @@ contains
     end if
     f = 0
     if (present(flops)) f = flops
-    ! dao_launch_named copies the name and the operands.
-    st = c_launch_named(ctx, n, f, c_funloc(kernel), u, ops, int(size(ops), c_size_t))
+    ! libdao copies the name and the operands. Without flags, the call
+    ! of libdao.so's first version node.
+    if (present(flags)) then
+       st = c_launch_flags(ctx, n, f, flags, c_funloc(kernel), u, ops, &
+            int(size(ops), c_size_t))
+    else
+       st = c_launch_named(ctx, n, f, c_funloc(kernel), u, ops, int(size(ops), c_size_t))
+    end if
   end function dao_launch
 
   ! libdao's text for a status.

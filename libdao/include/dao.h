@@ -112,6 +112,18 @@ typedef enum dao_log_level {
  *                                     context only (errors opening it included)
  *   trace_path     DAO_TRACE          write a dao-trace v1 to this file
  *   job_name       DAO_JOB            name shown by daoctl
+ *
+ * The device budget is counted in the backend's allocation unit: 256 bytes
+ * on host and cuda-explicit, 64 KiB (the device's large page) on
+ * cuda-managed. The budget in force is the one asked for rounded down to
+ * whole units (dao_info.device_budget); dao_open refuses one below a
+ * single unit with DAO_ERR_CONFIG and a log line naming the unit. A buffer
+ * costs its size rounded up to whole units: dao_buffer_create refuses one
+ * that costs more than the budget, and a device kernel whose distinct
+ * buffers cost more in total is refused at launch (DAO_ERR_BUDGET); one
+ * that fits after this rounding is accepted. (On cuda-managed a buffer of
+ * 2 MiB or more owns whole 2 MiB blocks of managed memory, but only the
+ * 64 KiB units it spans move to the device and count in the budget.)
  */
 typedef struct dao_config {
 	uint32_t size; /* sizeof(struct dao_config), set by dao_config_init */
@@ -207,22 +219,64 @@ typedef struct dao_operand {
 /* What a kernel function receives when it runs. */
 typedef struct dao_kernel_args {
 	void *user;           /* the pointer given at launch */
-	void *const *ptrs;    /* device pointer of each operand, in launch order
-				 (NULL for an operand of zero bytes, whose
-				 owner is then neither fetched nor changed) */
+	void *const *ptrs;    /* each operand, in launch order: its device copy,
+				 or its host copy for a host kernel (below);
+				 NULL for an operand of zero bytes, whose
+				 owner is then neither fetched nor changed */
 	const uint64_t *sizes; /* bytes of each operand */
 	uint32_t count;
 	uint32_t reserved;
-	void *stream; /* cudaStream_t on CUDA backends, NULL on host */
+	void *stream; /* cudaStream_t of a device kernel on a CUDA backend, else NULL */
 } dao_kernel_args;
 
-/* Return 0 on success; anything else fails the context (DAO_ERR_KERNEL).
- * It runs on the executor thread of its device, which waits for it. Inside it,
- * calls on handles work (create, view, retain, release, label, size, stats,
- * info); calls that queue work or wait for it (launch, write, read, sync,
- * iteration, close) on a context of the same device return
- * DAO_ERR_REENTRANT and change nothing, since they would wait for this very
- * kernel. */
+/*
+ * A kernel function returns 0 on success; anything else fails the context
+ * (DAO_ERR_KERNEL). It runs on the executor thread of its device, in
+ * submission order, and that thread waits for it. It may touch its
+ * operands only, only as declared (DAO_R: read; DAO_W: overwrite every
+ * byte, the old contents are undefined; DAO_RW: read and update), and only
+ * through ptrs, in one of two ways fixed at launch:
+ *
+ * A device kernel (dao_launch, dao_launch_named, dao_launch_flags without
+ * DAO_LAUNCH_HOST) works where the backend computes:
+ *   host           ptrs are host memory (the arena that plays the device),
+ *                  ready when the function is called; stream is NULL and
+ *                  the work is done when the function returns.
+ *   cuda-explicit, ptrs are device memory (cuda-managed: managed memory) and
+ *   cuda-managed   stream is the cudaStream_t they are ready on: work the
+ *                  function enqueues there runs after every copy that makes
+ *                  them so, and whatever follows the kernel (copies,
+ *                  evictions, later kernels, dao_read) runs after that work.
+ *                  The function is called when that work is queued, not
+ *                  when the operands are there: it must not touch them with
+ *                  the CPU (on cuda-explicit they are device memory; on
+ *                  cuda-managed their pages may be on the device or on
+ *                  their way, and a CPU touch races with libdao's
+ *                  migrations and pulls pages past the device budget), nor
+ *                  on another stream, whose work is not ordered with
+ *                  libdao's (the streams are non-blocking). It may wait for
+ *                  the stream, at the cost of overlap.
+ *
+ * A host kernel (dao_launch_flags with DAO_LAUNCH_HOST) works with the CPU,
+ * the same on every backend: the function is called once each operand's
+ * host copy is current (r, rw) and idle, i.e. every kernel before it that
+ * writes the operand and every copy into or out of its host copy has
+ * completed. ptrs are those host copies; stream is NULL; the function is
+ * done with them when it returns (it must leave no work on them behind,
+ * CPU or device). What it wrote is what every later kernel, device or
+ * host, and dao_read see. Its operands need no room in the device budget
+ * (the launch is never DAO_ERR_BUDGET) and are not fetched: an operand
+ * whose current contents are on the device is copied back first
+ * (cuda-managed: its pages migrate to the host), and an operand it writes
+ * leaves the device, to be fetched again by the next device kernel that
+ * uses it.
+ *
+ * Inside a kernel function of either kind, calls on handles work (create,
+ * view, retain, release, label, size, stats, info); calls that queue work
+ * or wait for it (launch, write, read, sync, iteration, close) on a
+ * context of the same device return DAO_ERR_REENTRANT and change nothing,
+ * since they would wait for this very kernel.
+ */
 typedef int (*dao_kernel_fn)(const dao_kernel_args *args);
 
 /* Queue a kernel; returns once accepted (blocking only while the lookahead
@@ -237,6 +291,18 @@ DAO_API DAO_NODISCARD dao_status dao_launch(dao_ctx ctx, dao_kernel_fn fn, void 
  * lasts, to the policy, its operand bytes at the device's memory rate. */
 DAO_API DAO_NODISCARD dao_status dao_launch_named(dao_ctx ctx, const char *name, uint64_t flops,
 						  dao_kernel_fn fn, void *user,
+						  const dao_operand *ops, size_t count);
+
+/* Flags for dao_launch_flags. */
+/* A host kernel: fn works on its operands' host copies with the CPU, on
+ * every backend (see dao_kernel_fn). */
+#define DAO_LAUNCH_HOST (1u << 0)
+#define DAO_LAUNCH_FLAGS_ALL DAO_LAUNCH_HOST
+
+/* As dao_launch_named, with flags (DAO_LAUNCH_*; 0 is dao_launch_named).
+ * An unknown flag is DAO_ERR_INVALID. In libdao.so's version node DAO_0.2. */
+DAO_API DAO_NODISCARD dao_status dao_launch_flags(dao_ctx ctx, const char *name, uint64_t flops,
+						  uint32_t flags, dao_kernel_fn fn, void *user,
 						  const dao_operand *ops, size_t count);
 
 /* ------------------------------------------------------------ host access */
@@ -298,6 +364,8 @@ typedef struct dao_info {
 
 DAO_API dao_status dao_info_get(dao_ctx ctx, dao_info *out);
 
+/* The name DAO_BACKEND / DAO_POLICY take for a value: "default" for 0,
+ * "unknown" past the last; both enums are numbered from 1 without a gap. */
 DAO_API const char *dao_backend_name(dao_backend_kind kind);
 DAO_API const char *dao_policy_name(dao_policy policy);
 

@@ -12,15 +12,7 @@ unset DAO_BACKEND DAO_DEVICE_BUDGET DAO_HOST_BUDGET DAO_POLICY DAO_LOOKAHEAD DAO
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../tap.sh"
-
-# The model's counters at exit, one "name value" per line.
-counters() {
-	perl -ne 'if (/^cudamodel: card/) { s/;/,/g; while (/(\d+) ([a-z ]+?)(?=,|$)/g) {
-		my ($v, $k) = ($1, $2); $k =~ s/ /_/g; print "$k $v\n" } }' "$1"
-}
-counter() {
-	counters "$1" | awk -v k="$2" '$1 == k { print $2; found = 1 } END { if (!found) print "missing" }'
-}
+. "$(dirname "$0")/counters.sh"
 
 for backend in cuda-explicit cuda-managed; do
 	DAO_CUDAMODEL_STATS=1 "$bin" copy --json --backend "$backend" --buffer-bytes 1M \

@@ -25,6 +25,10 @@ struct dao_cudamodel_counters {
 	uint64_t evictions;           /* pages the card's size pushed back to the host */
 	uint64_t misuses;             /* calls refused for bad arguments */
 	uint64_t host_registered_bytes; /* host bytes under cudaHostRegister, now */
+	/* host touched a managed page never populated (never touched, moved
+	 * or discarded since allocated): no move, but a CPU page fault on a
+	 * real driver, which populates the page */
+	uint64_t host_populations;
 };
 
 typedef void (*dao_cudamodel_counters_fn)(struct dao_cudamodel_counters *out);

@@ -10,26 +10,14 @@
  * The others check their own results and end 0 (1 on a wrong one).
  */
 #include <cuda_runtime.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cudamodel/cudamodel.h"
-#include "tap.h"
-
-#define MODEL_EXIT 66
-#define MIB (1ull << 20)
-
-#define EXPECT(cond)                                                                 \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "scenario: failed: %s (line %d)\n", #cond, __LINE__); \
-			exit(1);                                                     \
-		}                                                                    \
-	} while (0)
+#include "cudamodel/scenario.h"
 
 static const struct cudaMemLocation dev_loc = { cudaMemLocationTypeDevice, 0 };
 static const struct cudaMemLocation host_loc = { cudaMemLocationTypeHost, 0 };
@@ -173,6 +161,123 @@ static int page_table(void)
 	return 0;
 }
 
+/* The host's first touch of a managed page populates it (a CPU page fault
+ * on a real driver, with no migration); a page prefetched or discarded to
+ * the host is populated already (as documented), even when some of its
+ * bytes were discarded on the device. */
+static int populations(void)
+{
+	struct dao_cudamodel_counters c;
+	char *m = managed(2 * MIB);
+	void *p = m;
+	size_t n = 2 * MIB, first = 0;
+	struct cudaMemLocation loc = host_loc;
+	cudaStream_t s;
+
+	EXPECT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+	m[0] = 1;
+	m[100] = 2;
+	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, dev_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, host_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	EXPECT(m[100] == 2 && m[5 << 16] == 0);
+	counters(&c);
+	EXPECT(c.host_populations == 1 && c.host_faults == 0 && c.prefetch_migrations == 64);
+	EXPECT(cudaMemDiscardAndPrefetchBatchAsync(&p, &n, 1, &loc, &first, 1, 0, s) ==
+	       cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	m[1 << 16] = 3;
+	counters(&c);
+	EXPECT(c.host_populations == 1 && c.host_faults == 0 && c.fault_migrations == 0);
+	loc = dev_loc;
+	EXPECT(cudaMemDiscardAndPrefetchBatchAsync(&p, &n, 1, &loc, &first, 1, 0, s) ==
+	       cudaSuccess);
+	EXPECT(cudaMemsetAsync(m, 4, MIB, s) == cudaSuccess);
+	EXPECT(cudaMemPrefetchAsync(m, 2 * MIB, host_loc, 0, s) == cudaSuccess);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	EXPECT(m[7] == 4);
+	counters(&c);
+	EXPECT(c.host_populations == 1 && c.host_faults == 0);
+	return 0;
+}
+
+/* The records populations() leaves in DAO_CUDAMODEL_UM_RECORDS: the first
+ * touch, the three prefetches (one run of 32 pages each, of cause user);
+ * nothing for the discards, nor for touches of pages that have a page. */
+static void check_population_records(const char *path)
+{
+	static const char *const want[] = { "cpu-fault", "htod", "dtoh", "dtoh" };
+	unsigned long long start, end, addr[4], value[4];
+	char kind[32], cause[32], line[256];
+	FILE *f = fopen(path, "r");
+	int n = 0, bad = 0;
+
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    strncmp(line, "# dao-umtrace-records 1 clock=monotonic source=cudamodel dropped=0",
+		    66)) {
+		tap_ok(0, "DAO_CUDAMODEL_UM_RECORDS: a records file with its header");
+		if (f)
+			fclose(f);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (n == 4 || sscanf(line, "%31s %llu %llu %llx %llu %31s", kind, &start, &end,
+				     &addr[n], &value[n], cause) != 6 ||
+		    strcmp(kind, want[n]) || end < start || strcmp(cause, n ? "user" : "-"))
+			bad = 1;
+		n++;
+	}
+	fclose(f);
+	tap_ok(!bad && n == 4 && addr[1] == addr[0] && addr[2] == addr[0] && addr[3] == addr[0] &&
+		       value[1] == 2 * MIB && value[2] == 2 * MIB && value[3] == 2 * MIB,
+	       "DAO_CUDAMODEL_UM_RECORDS: the fault and the prefetches' migrations, in order, "
+	       "by address; no record for the discards");
+}
+
+/* A host touch of a managed page while a prefetch of it is in flight: a
+ * write conflicts with it (the move reads the page), whether or not the
+ * stream has got to it yet; a read conflicts with nothing and goes
+ * through. */
+static int moving_touch(bool write)
+{
+	char *m = managed(2 * MIB);
+	volatile char *v = m;
+	cudaStream_t s;
+
+	EXPECT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+	m[0] = 3;
+	EXPECT(cudaMemPrefetchAsync(m, 64 << 10, dev_loc, 0, s) == cudaSuccess);
+	if (write)
+		v[1] = 4; /* the model stops the process here */
+	else
+		EXPECT(v[0] == 3);
+	EXPECT(cudaStreamSynchronize(s) == cudaSuccess);
+	return 0;
+}
+
+/* A query that sees a stream's write done orders the host after it. With
+ * DAO_CUDAMODEL_QUERY=0 no query ever does: the read after one races. */
+static int query_orders(void)
+{
+	const char *q = getenv("DAO_CUDAMODEL_QUERY");
+	bool never = q && !strcmp(q, "0");
+	char *m = managed(2 * MIB);
+	volatile char *v = m;
+	cudaStream_t s;
+	cudaEvent_t ev;
+	cudaError_t err;
+
+	EXPECT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+	EXPECT(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess);
+	EXPECT(cudaMemsetAsync(m, 5, 64 << 10, s) == cudaSuccess);
+	EXPECT(cudaEventRecord(ev, s) == cudaSuccess);
+	while ((err = cudaEventQuery(ev)) == cudaErrorNotReady && !never)
+		sched_yield();
+	EXPECT(err == (never ? cudaErrorNotReady : cudaSuccess));
+	EXPECT(v[0] == 5); /* under DAO_CUDAMODEL_QUERY=0 the model stops it here */
+	return 0;
+}
+
 /* Every misuse gets the runtime's error; the process then fails unless
  * told the misuses were meant. */
 static int misuse(void)
@@ -253,10 +358,18 @@ static int run_scenario(const char *name)
 		return discarded_read(true);
 	if (!strcmp(name, "host-touch"))
 		return host_touch();
+	if (!strcmp(name, "moving-write"))
+		return moving_touch(true);
+	if (!strcmp(name, "moving-read"))
+		return moving_touch(false);
+	if (!strcmp(name, "query-orders"))
+		return query_orders();
 	if (!strcmp(name, "card-overflow"))
 		return card_overflow();
 	if (!strcmp(name, "page-table"))
 		return page_table();
+	if (!strcmp(name, "populations"))
+		return populations();
 	if (!strcmp(name, "misuse"))
 		return misuse();
 	if (!strcmp(name, "events"))
@@ -265,57 +378,12 @@ static int run_scenario(const char *name)
 	return 2;
 }
 
-/* Run a scenario in a fresh process: its exit status, its stderr in log. */
-static int spawn(const char *self, const char *name, const char *env, char *log, size_t cap)
-{
-	char path[] = "/tmp/cudamodel-test-XXXXXX";
-	int fd = mkstemp(path), status = -1;
-	pid_t pid;
-	ssize_t n;
-
-	if (fd < 0)
-		tap_bail("mkstemp failed");
-	unlink(path);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd, 2);
-		if (env)
-			putenv((char *)env);
-		execl(self, self, name, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		tap_bail("cannot run a scenario");
-	n = pread(fd, log, cap - 1, 0);
-	log[n > 0 ? n : 0] = 0;
-	close(fd);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static void expect(const char *self, const char *name, const char *env, int code,
-		   const char *says, const char *what)
-{
-	static char log[1 << 16];
-	int got = spawn(self, name, env, log, sizeof(log));
-
-	if (!tap_ok(got == code && (!says || strstr(log, says)), "%s: %s", name, what))
-		tap_diag("  exit %d (wanted %d), stderr:\n%s", got, code, log);
-}
-
 int main(int argc, char **argv)
 {
 	char self[4096];
-	ssize_t n;
 
-	if (argc > 1)
+	if (!scenario_parent(argc, self, sizeof(self)))
 		return run_scenario(argv[1]);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		tap_bail("readlink /proc/self/exe failed");
-	self[n] = 0;
-	unsetenv("DAO_CUDAMODEL_MEM");
-	unsetenv("DAO_CUDAMODEL_MISUSE_OK");
 	expect(self, "missing-wait", NULL, MODEL_EXIT, "race on",
 	       "a read on one stream of what another writes, no event wait: a race, both sites");
 	expect(self, "event-wait", NULL, 0, NULL,
@@ -328,10 +396,30 @@ int main(int argc, char **argv)
 	       "a host read of discarded bytes is stopped");
 	expect(self, "host-touch", NULL, MODEL_EXIT, "host read of device memory",
 	       "a host read of cudaMalloc'd memory is stopped");
+	expect(self, "moving-write", NULL, MODEL_EXIT, "race on",
+	       "a host write to a managed page while a prefetch of it is in flight: a race");
+	expect(self, "moving-read", NULL, 0, NULL,
+	       "a host read of a managed page while a prefetch of it is in flight goes through");
+	expect(self, "query-orders", NULL, 0, NULL,
+	       "a query that sees a stream's write done orders the host after it");
+	expect(self, "query-orders", "DAO_CUDAMODEL_QUERY=0", MODEL_EXIT, "race on",
+	       "DAO_CUDAMODEL_QUERY=0: no query orders the host, its read races");
 	expect(self, "card-overflow", "DAO_CUDAMODEL_MEM=64M", 0, NULL,
 	       "a 64 MiB card: cudaMalloc beyond it fails, managed pages beyond it are evicted");
 	expect(self, "page-table", NULL, 0, NULL,
 	       "prefetches, host and device faults and remote accesses are counted as advised");
+	{
+		static char env[] = "DAO_CUDAMODEL_UM_RECORDS=/tmp/cudamodel-records-XXXXXX";
+		int fd = mkstemp(env + strlen("DAO_CUDAMODEL_UM_RECORDS="));
+
+		if (fd < 0)
+			tap_bail("mkstemp failed");
+		close(fd);
+		expect(self, "populations", env, 0, NULL,
+		       "a first host touch populates a page; a page prefetched or discarded has one");
+		check_population_records(env + strlen("DAO_CUDAMODEL_UM_RECORDS="));
+		unlink(env + strlen("DAO_CUDAMODEL_UM_RECORDS="));
+	}
 	expect(self, "misuse", "DAO_CUDAMODEL_MISUSE_OK=1", 0, NULL,
 	       "misuses get the runtime's errors");
 	expect(self, "misuse", NULL, MODEL_EXIT, "refused call(s): failing the process",

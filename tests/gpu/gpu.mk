@@ -14,13 +14,14 @@ GPU_TESTS     := $(patsubst tests/gpu/%.c,$(BUILD)/rel/tests-gpu/%,$(GPU_TEST_SR
 define gpu_variant
 $(BUILD)/$(1)/tests-gpu/%: tests/gpu/%.c $(BUILD)/$(1)/lib/libdao.a tests/tap.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -Itests -Itests/gpu -MMD -MP -o $$@ $$< \
-		$(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm
+	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -Itests -Itests/gpu -Itools/gpubench -MMD -MP \
+		-o $$@ $$< $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm -ldl
 GPU_TESTS_$(1) := $$(patsubst tests/gpu/%.c,$(BUILD)/$(1)/tests-gpu/%,$$(GPU_TEST_SRCS))
 endef
 $(foreach v,rel asan tsan,$(eval $(call gpu_variant,$(v))))
 
 all: $(GPU_TESTS)
+GPU_BUNDLE_BINS += $(GPU_TESTS)
 
 check-gpu: $(GPU_TESTS)
 	prove -f $(GPU_TESTS)

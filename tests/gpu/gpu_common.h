@@ -112,7 +112,7 @@ static inline int gpu_copy(void *dst, const void *src, uint64_t len, void *strea
 	       cudaSuccess;
 }
 
-static const struct prog_exec gpu_exec = { gpu_fill, gpu_copy };
+static const struct prog_exec gpu_exec = { gpu_fill, gpu_copy, NULL };
 
 static inline dao_config gpu_config(dao_backend_kind kind, uint64_t budget, dao_policy policy,
 				    uint32_t flags)

@@ -13,7 +13,9 @@
  * at the end (the others are released unread, possibly still resident). A kernel
  * is a list of actions on its operands: fill an output with a byte, copy a
  * range of one operand into another. A w operand is filled whole first, so
- * it never depends on its old contents.
+ * it never depends on its old contents. About one kernel in four is a host
+ * kernel (DAO_LAUNCH_HOST): the same actions, done with the CPU on its
+ * operands' host copies, on every backend.
  */
 #ifndef DAO_TEST_PROGRAM_H
 #define DAO_TEST_PROGRAM_H
@@ -35,6 +37,7 @@ struct prog_action {
 };
 
 struct prog_kernel {
+	bool on_host; /* launched with DAO_LAUNCH_HOST */
 	uint32_t nops;
 	uint32_t buf[PROG_MAX_OPS];
 	dao_mode mode[PROG_MAX_OPS];
@@ -47,10 +50,13 @@ struct prog_kernel {
 };
 
 /* How a kernel's actions reach memory. stream is the launch's (NULL on
- * the host backend). Return 0 on success. */
+ * the host backend and for host kernels). Return 0 on success. */
 struct prog_exec {
 	int (*fill)(void *dst, int byte, uint64_t len, void *stream);
 	int (*copy)(void *dst, const void *src, uint64_t len, void *stream);
+	/* How a host kernel's actions reach memory (its operands' host
+	 * copies, with the CPU); NULL: prog_host_exec. */
+	const struct prog_exec *host;
 };
 
 struct program {
@@ -61,9 +67,11 @@ struct program {
 	uint32_t nkernels;
 	struct prog_kernel k[PROG_MAX_KERNELS];
 	uint32_t nreads; /* of read_after, in program order */
-	uint64_t largest_kernel; /* bytes of the largest kernel's operands */
-	/* The tightest budget the program runs in: its largest kernel's
-	 * operands, and no less than its largest buffer, which
+	/* bytes of the largest device kernel's operands (a host kernel's
+	 * need no room on the device) */
+	uint64_t largest_kernel;
+	/* The tightest budget the program runs in: its largest device
+	 * kernel's operands, and no less than its largest buffer, which
 	 * dao_buffer_create refuses under a budget that can never hold it
 	 * even when no kernel uses it. */
 	uint64_t min_budget;
@@ -90,6 +98,11 @@ static inline void prog_generate(struct program *p, uint64_t *rng, uint32_t nbuf
 				 uint32_t nkernels, uint64_t min_size, uint64_t max_size,
 				 uint64_t granule)
 {
+	/* Which kernels run on the host comes from a stream of its own, so
+	 * that a seed gives the same buffers and kernels as before host
+	 * kernels were drawn. */
+	uint64_t host_rng = *rng ^ 0x686f73746b65726eull;
+
 	memset(p, 0, sizeof(*p));
 	p->nbufs = nbufs;
 	p->nkernels = nkernels;
@@ -122,7 +135,8 @@ static inline void prog_generate(struct program *p, uint64_t *rng, uint32_t nbuf
 		}
 		if (!written)
 			k->mode[k->nops - 1] = DAO_RW;
-		if (bytes > p->largest_kernel)
+		k->on_host = test_rng_chance(&host_rng, 1, 4);
+		if (!k->on_host && bytes > p->largest_kernel)
 			p->largest_kernel = bytes;
 		/* Outputs w are filled whole first. */
 		for (uint32_t o = 0; o < k->nops; o++)
@@ -223,7 +237,7 @@ static inline int prog_host_copy(void *dst, const void *src, uint64_t len, void 
 	return 0;
 }
 
-static const struct prog_exec prog_host_exec = { prog_host_fill, prog_host_copy };
+static const struct prog_exec prog_host_exec = { prog_host_fill, prog_host_copy, NULL };
 
 /* The bytes of a mid-program write (tmp: at least write_len bytes). */
 static inline void prog_write_bytes(const struct prog_kernel *k, uint8_t *tmp)
@@ -281,7 +295,13 @@ static inline dao_status prog_run(const struct program *p, dao_ctx ctx, const st
 		l[i] = (struct prog_launch){ k, x };
 		for (uint32_t o = 0; o < k->nops; o++)
 			ops[o] = (dao_operand){ bufs[k->buf[o]], k->mode[o] };
-		st = dao_launch(ctx, prog_kernel_fn, &l[i], ops, k->nops);
+		if (k->on_host) {
+			l[i].x = x->host ? x->host : &prog_host_exec;
+			st = dao_launch_flags(ctx, NULL, 0, DAO_LAUNCH_HOST, prog_kernel_fn, &l[i],
+					      ops, k->nops);
+		} else {
+			st = dao_launch(ctx, prog_kernel_fn, &l[i], ops, k->nops);
+		}
 		if (st == DAO_OK && k->iteration_after)
 			st = dao_iteration(ctx);
 		if (st == DAO_OK && k->read_after >= 0) {

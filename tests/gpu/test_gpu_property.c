@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_gpu_property.c - the core's property on both CUDA backends: random
- * programs (program.h) whose kernels move bytes with cudaMemsetAsync and
- * cudaMemcpyAsync on the launch's stream read back exactly what a
- * plain-memory interpreter computes, so the results are bit-identical
- * under every budget, from what the largest kernel needs to everything,
- * and every policy. Run by `make check-gpu` on a lent GPU.
+ * test_gpu_property.c - the core's property on both CUDA backends and the
+ * host backend: random programs (program.h) whose device kernels move
+ * bytes with cudaMemsetAsync and cudaMemcpyAsync on the launch's stream
+ * (with the CPU on host) and whose host kernels (DAO_LAUNCH_HOST) move
+ * them with the CPU on every backend read back exactly what a plain-memory
+ * interpreter computes, so the results are bit-identical across the three
+ * backends, under every budget, from what the largest device kernel needs
+ * to everything, and every policy. Run by `make check-gpu` on a lent GPU
+ * and against the CUDA runtime model by `make check`.
  *
  * Environment: DAO_TEST_SEED (replay), DAO_TEST_PROGRAMS (default 4).
  */
 #include "gpu_common.h"
+
+static const dao_backend_kind backends[] = { DAO_BACKEND_HOST, DAO_BACKEND_CUDA_EXPLICIT,
+					     DAO_BACKEND_CUDA_MANAGED };
 
 static void run_one(const struct program *p, const struct prog_result *want,
 		    dao_backend_kind kind, dao_policy policy, uint64_t budget, const char *name)
@@ -27,7 +33,8 @@ static void run_one(const struct program *p, const struct prog_result *want,
 	prog_result_alloc(p, &got);
 	st = dao_open(&cfg, &ctx);
 	if (st == DAO_OK) {
-		st = prog_run(p, ctx, &gpu_exec, got.out, got.reads, got.tmp);
+		st = prog_run(p, ctx, kind == DAO_BACKEND_HOST ? &prog_host_exec : &gpu_exec,
+			      got.out, got.reads, got.tmp);
 		if (dao_stats_get(ctx, &stats) != DAO_OK)
 			st = st ? st : DAO_ERR_FAILED;
 		if (dao_close(ctx, NULL) != DAO_OK && st == DAO_OK)
@@ -61,8 +68,8 @@ static void check_program(const struct program *p, const char *name)
 
 	prog_result_alloc(p, &want);
 	prog_reference(p, want.out, want.reads);
-	for (size_t b = 0; b < TEST_ARRAY_SIZE(gpu_backends); b++) {
-		uint64_t g = gpu_granule(gpu_backends[b]);
+	for (size_t b = 0; b < TEST_ARRAY_SIZE(backends); b++) {
+		uint64_t g = gpu_granule(backends[b]);
 		uint64_t lo = p->min_budget, all = prog_round(p->total, g) + g * p->nbufs;
 
 		/* min_budget counts 64 KiB granules: with small buffers
@@ -74,7 +81,7 @@ static void check_program(const struct program *p, const char *name)
 
 		for (size_t q = 0; q < TEST_ARRAY_SIZE(policies); q++)
 			for (size_t k = 0; k < TEST_ARRAY_SIZE(budgets); k++)
-				run_one(p, &want, gpu_backends[b], policies[q], budgets[k], name);
+				run_one(p, &want, backends[b], policies[q], budgets[k], name);
 	}
 	prog_result_free(p, &want);
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/perl
-# check-layers.pl ROOT LAYERS [PUBLIC_INCLUDE_DIR] - TAP: the calls and
-# includes of the C files under ROOT run down the layers named in LAYERS,
-# and no files call or include each other in a circle.
+# check-layers.pl ROOT LAYERS [PUBLIC_INCLUDE_DIR [MAP]] - TAP: the calls
+# and includes of the C files under ROOT run down the layers named in
+# LAYERS, no files call or include each other in a circle, and MAP (a
+# written map of the layers: libdao/src/core/core.h, the CUDA runtime
+# model's tests/cudamodel/runtime/api/model.h) names every file where it
+# lies and no file that is not there.
 #
 # LAYERS lists the folders of ROOT from the top layer to the bottom one,
 # one line per layer; folders on one line are siblings, which may not reach
@@ -18,8 +21,8 @@ use strict;
 use warnings;
 use File::Find;
 
-my ($root, $layers_file, $pubdir) = @ARGV;
-die "usage: $0 ROOT LAYERS [PUBLIC_INCLUDE_DIR]\n" unless $root && $layers_file;
+my ($root, $layers_file, $pubdir, $map_file) = @ARGV;
+die "usage: $0 ROOT LAYERS [PUBLIC_INCLUDE_DIR [MAP]]\n" unless $root && $layers_file;
 $root =~ s{/+$}{};
 
 my (%rank, %line_of, @layer_lines);
@@ -152,5 +155,31 @@ for my $c (@sccs) {
 		push @circ, "  $edge{$a}{$b}" if $in{$b}; } }
 }
 ok(!@sccs, "no files call or include each other in a circle", @circ);
+# The written map: a section per layer, begun by the layer's folder name
+# ("api/") at the start of a line (after a comment's " * "), naming the
+# files of that folder (a subfolder's as "cuda/x.c"); public headers may be
+# named anywhere. A file and its header are one module: naming either names
+# both.
+if ($map_file) {
+	open my $mf, '<', $map_file or die "$map_file: $!\n";
+	my ($layer, %named, @ghosts);
+	while (my $line = <$mf>) {
+		$line =~ s{^\s*(?:/?\*+/?)?}{};
+		$layer = $1 if $line =~ s{^\s*(\w+)/(?=\s)}{} && defined $rank{$1};
+		next unless defined $layer;
+		while ($line =~ m{([\w/]+\.[ch])\b}g) {
+			my $path = "$layer/$1";
+			next if !-f "$root/$path" && $pubdir && -f "$pubdir/$1"; # public headers
+			if (-f "$root/$path") { $named{ module_of($path) } = 1; }
+			else { push @ghosts, "the map names $path, which is not in $root"; }
+		}
+	}
+	close $mf;
+	my %seen;
+	my @unnamed = map { "not in the map: $_" }
+		grep { !$named{ module_of($_) } && !$seen{ module_of($_) }++ } @files;
+	ok(!@unnamed && !@ghosts, "the map $map_file names every file where it lies, and only those",
+	   @unnamed, @ghosts);
+}
 print "1..$n\n";
 exit $failed;

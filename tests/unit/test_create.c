@@ -202,7 +202,7 @@ static void test_lookup_vs_growth(void)
 
 /*
  * dao_open takes a context's first slot table and its device's first chunk
- * of records (api/registry.c, open_prime). Contexts and devices that close
+ * of records (api/open.c, open_prime). Contexts and devices that close
  * without a create give them back: more than the 8 chunks kept (the rest
  * unmapped), then the next contexts start from kept chunks, one of them a
  * shared device's second context, and grow past the first table.

@@ -13,7 +13,7 @@
  * dao.h.
  */
 #include "common.h"
-#include "core/registry.h"
+#include "core/handles.h"
 
 #define GEN_SPAN (1u << 28)
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/daosim/lp_bound.h"
-#include "../../tools/daosim/time_bound.h"
+#include "../../tools/daosim/bounds/lp_bound.h"
+#include "../../tools/daosim/bounds/time_bound.h"
 #include "random_trace.h"
 #include "tap.h"
 

@@ -10,7 +10,8 @@
  * budgets from 5% to 100% of the program's peak live bytes (never below what
  * its largest kernel or buffer needs); every read must match the reference
  * byte for byte. Under DAO_CONFIG_DETERMINISTIC a repeated run must also move
- * exactly the same bytes.
+ * exactly the same bytes. About a quarter of the kernels are host kernels
+ * (DAO_LAUNCH_HOST): the same function on the operands' host copies.
  *
  * Environment: DAO_TEST_SEED (replay), DAO_TEST_PROGRAMS (how many),
  * DAO_TEST_FIRST (index of the first program, to replay one), DAO_TEST_JOBS
@@ -40,6 +41,7 @@ struct prog_kernel {
 	uint32_t count;
 	bool named;
 	bool no_fn; /* launched with fn NULL (only when nothing is written) */
+	bool on_host; /* a host kernel */
 	uint32_t handle[MAX_OPERANDS];
 	dao_mode mode[MAX_OPERANDS];
 	uint64_t size[MAX_OPERANDS];
@@ -65,7 +67,7 @@ struct program {
 	size_t nkernels;
 	uint64_t read_bytes;
 	uint64_t peak;       /* most live owner bytes at any step, in granules */
-	uint64_t max_kernel; /* most distinct owner bytes one kernel needs */
+	uint64_t max_kernel; /* most distinct owner bytes one device kernel needs */
 	uint64_t max_buffer;
 	uint64_t handles_left; /* never released: dao_close reports them */
 	uint64_t owners_left;  /* owners still referenced at the end */
@@ -306,7 +308,10 @@ static void gen_kernel(struct gen *g)
 			g->init[p->handles[k->handle[i]].owner] = true;
 	k->named = test_rng_chance(&g->rng, 1, 2);
 	k->no_fn = !writes && test_rng_chance(&g->rng, 1, 10);
-	if (need > p->max_kernel)
+	/* From bits of its seed, not a draw: a seed gives the same program
+	 * as before host kernels. Their operands need no device room. */
+	k->on_host = (k->seed >> 40) % 4 == 0;
+	if (!k->on_host && need > p->max_kernel)
 		p->max_kernel = need;
 	s = add_step(p, S_KERNEL);
 	s->kernel = (uint32_t)p->nkernels++;
@@ -523,7 +528,11 @@ static bool run_dao(const struct program *p, const struct run_cfg *rc, unsigned 
 			for (uint32_t j = 0; j < k->count; j++)
 				ops[j] = (dao_operand){ hs[k->handle[j]], k->mode[j] };
 			snprintf(name, sizeof(name), "k%u", s->kernel);
-			if (k->named)
+			if (k->on_host)
+				st = dao_launch_flags(ctx, k->named ? name : NULL, 1000,
+						      DAO_LAUNCH_HOST, k->no_fn ? NULL : prop_kernel,
+						      (void *)k, k->count ? ops : NULL, k->count);
+			else if (k->named)
 				st = dao_launch_named(ctx, name, 1000, k->no_fn ? NULL : prop_kernel,
 						      (void *)k, k->count ? ops : NULL, k->count);
 			else
@@ -761,7 +770,7 @@ static void dump_program(const struct program *p)
 struct shared {
 	pthread_mutex_t mu;
 	uint64_t seed, first, count, next;
-	uint64_t steps, kernels, bytes;
+	uint64_t steps, kernels, host_kernels, bytes;
 	int failures;
 };
 
@@ -786,6 +795,8 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&sh->mu);
 		sh->steps += p->nsteps;
 		sh->kernels += p->nkernels;
+		for (size_t k = 0; k < p->nkernels; k++)
+			sh->host_kernels += p->kernels[k].on_host;
 		sh->bytes += p->read_bytes;
 		if (runs < 0)
 			sh->failures++;
@@ -827,8 +838,8 @@ int main(void)
 			tap_bail("pthread_create failed");
 	for (uint64_t t = 0; t < jobs; t++)
 		pthread_join(threads[t], NULL);
-	tap_diag("%" PRIu64 " programs, %" PRIu64 " steps, %" PRIu64 " kernels, %" PRIu64
-		 " bytes read per run; %d failed",
-		 sh.count, sh.steps, sh.kernels, sh.bytes, sh.failures);
+	tap_diag("%" PRIu64 " programs, %" PRIu64 " steps, %" PRIu64 " kernels (%" PRIu64
+		 " on the host), %" PRIu64 " bytes read per run; %d failed",
+		 sh.count, sh.steps, sh.kernels, sh.host_kernels, sh.bytes, sh.failures);
 	return tap_exit();
 }

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/daosim/lp_bound.h"
+#include "../../tools/daosim/bounds/lp_bound.h"
 #include "../../tools/daosim/replay.h"
-#include "../../tools/daosim/segment_cut.h"
+#include "../../tools/daosim/bounds/segment_cut.h"
 #include "random_trace.h"
 #include "tap.h"
 

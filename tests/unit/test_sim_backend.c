@@ -148,7 +148,7 @@ static void test_timeline(void)
 	if (dao_backend_sim_create(&m, 1 << 20, 1, &be))
 		tap_bail("create");
 	memset(&f, 0, sizeof(f));
-	s1 = be->ops->copy(be, DAO_ENGINE_H2D, 0, NULL, 100, &f); /* [0, 100] */
+	s1 = be->ops->copy(be, DAO_ENGINE_H2D, 0, NULL, 100, &f, DAO_WHY_FETCH); /* [0, 100] */
 	TAP_IS_U64(s1, 1, "first h2d copy is number 1");
 	dao_fence_add(&f, DAO_ENGINE_H2D, s1);
 	TAP_IS_STATUS(be->ops->kernel(be, &k, &f, &k1), DAO_OK, "kernel");
@@ -156,9 +156,9 @@ static void test_timeline(void)
 	TAP_IS_U64(be->ops->last_stall_ns(be), 100, "kernel stalled for the whole copy");
 	memset(&f, 0, sizeof(f));
 	dao_fence_add(&f, DAO_ENGINE_COMPUTE, k1);
-	s2 = be->ops->copy(be, DAO_ENGINE_D2H, 0, NULL, 100, &f); /* [160, 360] */
+	s2 = be->ops->copy(be, DAO_ENGINE_D2H, 0, NULL, 100, &f, DAO_WHY_EVICT); /* [160, 360] */
 	memset(&f, 0, sizeof(f));
-	s3 = be->ops->copy(be, DAO_ENGINE_H2D, 0, NULL, 30, &f); /* [100, 130]: full duplex */
+	s3 = be->ops->copy(be, DAO_ENGINE_H2D, 0, NULL, 30, &f, DAO_WHY_FETCH); /* [100, 130]: full duplex */
 	dao_fence_add(&f, DAO_ENGINE_H2D, s3);
 	k.flops = 0;
 	k.operand_bytes = 0;
@@ -173,8 +173,8 @@ static void test_timeline(void)
 	tap_ok(k1 == 1 && k2 == 2 && k3 == 3 && s2 == 1 && s3 == 2,
 	       "each engine numbers its own submissions");
 	memset(&f, 0, sizeof(f));
-	s4 = be->ops->copy(be, DAO_ENGINE_D2H, 0, NULL, 1, &f); /* after s2: [360, 362] */
-	s5 = be->ops->copy(be, DAO_ENGINE_H2D, 0, NULL, 1, &f); /* [130, 131] */
+	s4 = be->ops->copy(be, DAO_ENGINE_D2H, 0, NULL, 1, &f, DAO_WHY_EVICT); /* after s2: [360, 362] */
+	s5 = be->ops->copy(be, DAO_ENGINE_H2D, 0, NULL, 1, &f, DAO_WHY_FETCH); /* [130, 131] */
 	TAP_IS_STATUS(be->ops->wait(be, &f), DAO_OK, "wait returns at once");
 	dao_backend_sim_result(be, &r);
 	TAP_IS_U64(r.end_ns, 1370, "modeled time: the last operation's end");

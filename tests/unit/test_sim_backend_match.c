@@ -53,7 +53,7 @@ int main(void)
 	int compared = 0, differ = 0;
 
 	/* The host arena's granularity, whatever the core chose. */
-	if (dao_backend_host_create(1 << 20, &probe) != DAO_OK)
+	if (dao_backend_host_create("host", 1 << 20, &probe) != DAO_OK)
 		tap_bail("host backend unavailable");
 	gran = probe->align ? probe->align : 1;
 	host_rates = probe->rates;
@@ -91,7 +91,7 @@ int main(void)
 			dao_status ss, sh;
 
 			ss = replay_sim(t, &p, &o, &m, 0, &rs);
-			if (dao_backend_host_create(budget, &host) != DAO_OK)
+			if (dao_backend_host_create("host", budget, &host) != DAO_OK)
 				tap_bail("host backend");
 			sh = replay_on_backend(t, &p, &o, host, 0, &rh);
 			compared++;

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/daosim/lp_bound.h"
-#include "../../tools/daosim/time_bound.h"
+#include "../../tools/daosim/bounds/lp_bound.h"
+#include "../../tools/daosim/bounds/time_bound.h"
 #include "../../tools/daosim/replay.h"
 #include "tap.h"
 

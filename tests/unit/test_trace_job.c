@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_trace_job.c - DAO_TRACE: a libdao job writes a dao-trace v1 that
- * the reader accepts and that holds what the job did.
+ * the reader accepts and that holds what the job did (a host kernel as a
+ * comment: to the device it is a host access).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +40,11 @@ int main(void)
 	{
 		dao_operand ops1[] = { { a, DAO_R }, { b, DAO_W } };
 		dao_operand ops2[] = { { b, DAO_RW } };
+		dao_operand ops3[] = { { a, DAO_R }, { b, DAO_RW } };
 
 		if (dao_launch_named(ctx, "first kernel", 1234, NULL, NULL, ops1, 2) ||
-		    dao_iteration(ctx) || dao_launch(ctx, NULL, NULL, ops2, 1))
+		    dao_iteration(ctx) || dao_launch(ctx, NULL, NULL, ops2, 1) ||
+		    dao_launch_flags(ctx, "host step", 77, DAO_LAUNCH_HOST, NULL, NULL, ops3, 2))
 			tap_bail("launch");
 	}
 	dao_release(ctx, a);
@@ -54,7 +58,18 @@ int main(void)
 		tap_plan_done();
 		return tap_exit();
 	}
-	TAP_IS_U64(t->nkernels, 2, "two kernels");
+	TAP_IS_U64(t->nkernels, 2, "two kernels: the host kernel is no record");
+	{
+		FILE *f = fopen(path, "r");
+		char line[256];
+		bool found = false;
+
+		while (f && fgets(line, sizeof(line), f))
+			found |= strcmp(line, "# host k host_step 77 r=1 w=- rw=2\n") == 0;
+		if (f)
+			fclose(f);
+		tap_ok(found, "the host kernel is a comment line: '# host ' and its kernel line");
+	}
 	TAP_IS_U64(t->nbufs, 2, "two buffers");
 	{
 		int k = 0, frees = 0, iters = 0;

@@ -7,9 +7,11 @@
  *   - copy() migrates a range (H2D: onto the modeled device, D2H: off it);
  *   - discard() migrates without the bytes: they become garbage (0xA5), so
  *     dead data discarded by mistake shows in the results;
- *   - every operand must be on the device when its kernel runs, the bytes
- *     on the device never exceed the budget, and no buffer is freed with
- *     its pages still there (the range would be reused behind the budget).
+ *   - every operand must be on the device when its kernel runs, and off
+ *     it (its pages on the host) when a host kernel (DAO_LAUNCH_HOST)
+ *     touches it with the CPU; the bytes on the device never exceed the
+ *     budget, and no buffer is freed with its pages still there (the
+ *     range would be reused behind the budget).
  *
  * Random byte-moving programs (tests/gpu/program.h) must read back exactly
  * what a plain-memory interpreter computes, under every policy, at budgets
@@ -36,6 +38,7 @@ struct uni_backend {
 	uint64_t seq[DAO_ENGINES];
 	uint64_t device_bytes, peak;
 	uint64_t not_resident; /* kernel operands found off the device */
+	uint64_t host_on_device; /* host kernel touches of ranges on the device */
 	uint64_t unknown;      /* calls on ranges it never handed out */
 	uint64_t freed_on_device;
 };
@@ -116,14 +119,14 @@ static void uni_host_free(struct dao_backend *be, void *ptr, uint64_t bytes, uin
 }
 
 static uint64_t uni_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
-			 uint64_t len, const dao_fence *after)
+			 uint64_t len, const dao_fence *after, enum dao_move_why why)
 {
 	move(ub(be), host, e == DAO_ENGINE_H2D);
 	return ++ub(be)->seq[e];
 }
 
 static uint64_t uni_discard(struct dao_backend *be, enum dao_engine e, void *host, uint64_t len,
-			    const dao_fence *after)
+			    const dao_fence *after, enum dao_move_why why)
 {
 	memset(host, 0xa5, len);
 	move(ub(be), host, e == DAO_ENGINE_H2D);
@@ -146,6 +149,34 @@ static dao_status uni_kernel(struct dao_backend *be, const struct dao_kernel_run
 	*seq = ++u->seq[DAO_ENGINE_COMPUTE];
 	return k->fn && k->fn(&args) ? DAO_ERR_KERNEL : DAO_OK;
 }
+
+/* The model a host kernel of the run in progress touches (one at a time). */
+static struct uni_backend *host_model;
+
+static void host_touch(const void *p)
+{
+	struct uni_range *r = find(host_model, p);
+
+	if (r && r->on_device)
+		host_model->host_on_device++;
+}
+
+static int uni_host_fill(void *dst, int byte, uint64_t len, void *stream)
+{
+	host_touch(dst);
+	return prog_host_exec.fill(dst, byte, len, stream);
+}
+
+static int uni_host_copy(void *dst, const void *src, uint64_t len, void *stream)
+{
+	host_touch(dst);
+	host_touch(src);
+	return prog_host_exec.copy(dst, src, len, stream);
+}
+
+static const struct prog_exec uni_host_exec = { uni_host_fill, uni_host_copy, NULL };
+/* Device kernels as the CPU runs them here; host kernels checked. */
+static const struct prog_exec uni_exec = { prog_host_fill, prog_host_copy, &uni_host_exec };
 
 static dao_status uni_wait(struct dao_backend *be, const dao_fence *f)
 {
@@ -206,18 +237,21 @@ static void run_one(const struct program *p, const struct prog_result *want, dao
 	cfg.policy = policy;
 	cfg.lookahead = lookahead;
 	cfg.log_level = test_log_level();
+	host_model = &u;
 	TEST_TRY(dao_open_on_backend(&cfg, &u.base, &ctx));
-	st = prog_run(p, ctx, &prog_host_exec, got.out, got.reads, got.tmp);
+	st = prog_run(p, ctx, &uni_exec, got.out, got.reads, got.tmp);
 	TEST_TRY(dao_close(ctx, NULL));
 	bad = st == DAO_OK ? prog_compare(p, got.out, want->out, got.reads, want->reads) : -2;
-	if (!tap_ok(bad == -1 && !u.not_resident && !u.unknown && u.peak <= budget &&
-			    !u.device_bytes && !u.freed_on_device,
+	if (!tap_ok(bad == -1 && !u.not_resident && !u.host_on_device && !u.unknown &&
+			    u.peak <= budget && !u.device_bytes && !u.freed_on_device,
 		    "program %d, %s, budget %llu, lookahead %u: results exact, operands "
-		    "resident, device within budget",
+		    "resident (host kernels': on the host), device within budget",
 		    idx, dao_policy_name(policy), (unsigned long long)budget, lookahead))
 		tap_diag("  status %s, first wrong buffer %d, %llu operands off the device, "
+			 "%llu host kernel touches on it, "
 			 "%llu unknown ranges, peak %llu, left on device %llu, %llu freed there",
 			 dao_strerror(st), bad, (unsigned long long)u.not_resident,
+			 (unsigned long long)u.host_on_device,
 			 (unsigned long long)u.unknown, (unsigned long long)u.peak,
 			 (unsigned long long)u.device_bytes, (unsigned long long)u.freed_on_device);
 	prog_result_free(p, &got);

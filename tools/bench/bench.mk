@@ -14,6 +14,7 @@ $(BENCH_BIN): $(BENCH_OBJS) $(LIBDAO_A)
 	$(CC) -o $@ $(BENCH_OBJS) $(LIBDAO_A) $(call ldflags,rel) -lm
 
 all: $(BENCH_BIN)
+GPU_BUNDLE_BINS += $(BENCH_BIN)
 
 .PHONY: install-bench
 install: install-bench

@@ -9,10 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kinds/kinds.h"
 #include "bench.h"
 
 static void usage(FILE *f)
 {
+	char backends[256];
+
+	kinds_list(backends, sizeof(backends), KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, ", ",
+		   " or ");
 	fprintf(f,
 		"usage: dao-bench overhead [--json] [--kernels N] [--live N,N,...]\n"
 		"                          [--placement split|shared|both]\n"
@@ -26,9 +31,10 @@ static void usage(FILE *f)
 		"          on two CPUs (split) and on one (shared), default both\n"
 		"copy      write-back and fetch throughput through libdao against memcpy:\n"
 		"          N buffers of B bytes (default 8 of 64M) cycled R times (default 4)\n"
-		"          through a budget that holds half of them, on backend B: host,\n"
-		"          cuda-explicit or cuda-managed (default DAO_BACKEND when set, else\n"
-		"          host)\n");
+		"          through a budget that holds half of them, on backend B:\n"
+		"          %s (default DAO_BACKEND\n"
+		"          when set, else host)\n",
+		backends);
 }
 
 static int parse_count(const char *opt, const char *text, uint64_t lo, uint64_t hi,
@@ -95,19 +101,13 @@ static int parse_live(const char *text, struct bench_options *o)
 
 static int parse_backend(const char *text, dao_backend_kind *out)
 {
-	static const dao_backend_kind all[] = { DAO_BACKEND_HOST, DAO_BACKEND_CUDA_EXPLICIT,
-						DAO_BACKEND_CUDA_MANAGED };
+	int kind = kinds_parse(KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, text,
+			       "dao-bench: --backend", NULL);
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (strcmp(text, dao_backend_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	}
-	fprintf(stderr,
-		"dao-bench: --backend: unknown backend '%s' (host, cuda-explicit, cuda-managed)\n",
-		text);
-	return -1;
+	if (!kind)
+		return -1;
+	*out = (dao_backend_kind)kind;
+	return 0;
 }
 
 static int parse_placement(const char *text, unsigned *out)

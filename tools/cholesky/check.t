@@ -84,6 +84,24 @@ ok "$(test "$(rc_of warm-up)" = 0 && test "$(json "$tmp/warm-up.out" \
 ok "$(test "$(grep -c '^k ' "$tmp/warm.trace")" = 120; echo $?)" \
 	"--warm-up: DAO_TRACE holds the timed job's 120 kernels, not the warm-up's"
 
+# --check sample: the O(n^2) estimate of the same residual, held to the same
+# bound, near the full one; the factor hash is the factor's, whichever check.
+run full --json --compare --n 256 --tile 32 --budget $min
+run sample --json --compare --n 256 --tile 32 --budget $min --check sample
+ok "$(test "$(rc_of sample)" = 0 && test "$(json "$tmp/sample.out" \
+	'$j->{passed} && $j->{identical} && $j->{check} eq "sample" && $j->{residual} < $j->{threshold}')" = 1
+	echo $?)" "--check sample: passes, says so, residual below the bound"
+ok "$(test "$(json "$tmp/sample.out" \
+	'$j->{residual} > 0 && $j->{residual} < 100 * $k->{residual} && $k->{check} eq "full"' \
+	"$tmp/full.out")" = 1; echo $?)" "--check sample: within two orders of the full residual"
+ok "$(test "$(json "$tmp/sample.out" \
+	'$j->{factor_hash} =~ /^[0-9a-f]{16}$/ && $j->{factor_hash} eq $j->{compare}{factor_hash} &&
+	 $j->{factor_hash} eq $k->{factor_hash}' "$tmp/full.out")" = 1; echo $?)" \
+	"factor_hash: 16 hex digits, the same for the same factor in every run and check"
+run other-seed --json --n 256 --tile 32 --budget $min --seed 2 --check sample
+ok "$(test "$(json "$tmp/other-seed.out" '$j->{factor_hash} ne $k->{factor_hash}' \
+	"$tmp/full.out")" = 1; echo $?)" "factor_hash: another matrix, another hash"
+
 # Refusals: exit status 2, a reason on stderr, nothing on stdout.
 refuse() {
 	local name=$1 pattern=$2
@@ -115,6 +133,7 @@ refuse lookahead-zero "--lookahead" --n 64 --tile 32 --budget 1M --lookahead 0
 refuse lookahead-big "--lookahead" --n 64 --tile 32 --budget 1M --lookahead 65537
 refuse threads-zero "--threads" --n 64 --tile 32 --budget 1M --threads 0
 refuse seed-junk "--seed" --n 64 --tile 32 --budget 1M --seed x
+refuse check "unknown check" --n 64 --tile 32 --budget 1M --check some
 refuse unknown "unknown option" --n 64 --tile 32 --budget 1M --bogus
 refuse no-value "needs a value" --n 64 --tile 32 --budget
 refuse positional "unexpected" --n 64 --tile 32 --budget 1M extra
@@ -125,6 +144,9 @@ refuse uvm-no-budget "needs --budget" --n 64 --tile 32 --backend uvm
 refuse uvm-policy "no --policy" --n 64 --tile 32 --budget 1M --backend uvm --policy lru
 refuse uvm-lookahead "--lookahead" --n 64 --tile 32 --budget 1M --backend uvm --lookahead 4
 refuse uvm-small "64 KiB managed pages" --n 256 --tile 32 --budget $((3 * 65536 - 1)) --backend uvm
+# Plain UVM is never oversubscribed (uvm.h): a budget below the matrix (ten
+# tiles of 128 KiB here) is refused before any device is asked.
+refuse uvm-over "runs only where the matrix fits" --n 512 --tile 128 --budget 512K --backend uvm
 env_run_uvm() {
 	DAO_DEVICE_BUDGET=1M "$bin" --n 64 --tile 32 --backend uvm >"$tmp/uvm-env.out" 2>"$tmp/uvm-env.err"
 	echo $? >"$tmp/uvm-env.rc"

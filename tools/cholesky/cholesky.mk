@@ -2,7 +2,7 @@
 # Tile kernels come from Debian's LAPACKE and OpenBLAS, and on the CUDA
 # backends from cuSOLVER and cuBLAS.
 
-CHOL_SRCS := $(sort $(wildcard tools/cholesky/*.c))
+CHOL_SRCS := $(sort $(filter-out tools/cholesky/test_%.c,$(wildcard tools/cholesky/*.c)))
 CHOL_OBJS := $(patsubst tools/cholesky/%.c,$(BUILD)/rel/obj/tools/cholesky/%.o,$(CHOL_SRCS))
 CHOL_BIN  := $(BUILD)/bin/dao-cholesky
 CHOL_LIBS := -llapacke -lopenblas -lm
@@ -21,10 +21,20 @@ $(CHOL_BIN): $(CHOL_OBJS) $(LIBDAO_A)
 	$(CC) -o $@ $(CHOL_OBJS) $(LIBDAO_A) $(call ldflags,rel) $(CHOL_LIBS)
 
 all: $(CHOL_BIN)
+GPU_BUNDLE_BINS += $(CHOL_BIN)
+
+# The checks of a factor (matrix.c) on their own: the sampled residual
+# against the full one, the factor hash.
+CHOL_TEST_MATRIX := $(BUILD)/rel/tests-cholesky/test_matrix
+$(CHOL_TEST_MATRIX): tools/cholesky/test_matrix.c $(BUILD)/rel/obj/tools/cholesky/matrix.o tests/tap.h
+	@mkdir -p $(@D)
+	$(CC) $(call cflags,rel) -Itests -Itools/cholesky -MMD -MP -o $@ $< \
+		$(BUILD)/rel/obj/tools/cholesky/matrix.o $(call ldflags,rel) -llapacke -lopenblas -lm
 
 # End-to-end checks of the tool: results at tight budgets, refusals.
 .PHONY: check-cholesky install-cholesky
-check-cholesky: $(CHOL_BIN)
+check-cholesky: $(CHOL_BIN) $(CHOL_TEST_MATRIX)
+	prove -f $(CHOL_TEST_MATRIX)
 	DAO_CHOLESKY=$(CHOL_BIN) prove -f --exec bash tools/cholesky/check.t
 
 CHECK_EXTRA += check-cholesky

@@ -23,17 +23,32 @@
  */
 #define CHOL_RESIDUAL_RATIO 30.0
 
-static double residual_of(const struct chol_problem *p, const double *l, double *scratch,
-			  int kernel_threads)
+/* The residual of l by the check asked for; NaN (which fails the check)
+ * when the sampled check runs out of memory. */
+static double residual_of(const struct chol_options *o, const struct chol_problem *p,
+			  const double *l, double *scratch)
 {
 	double r;
 
-	/* The check is one large dsyrk: all cores help. No libdao context is
-	 * open now, so no tile kernel shares the OpenBLAS setting. */
+	/* Both checks are large BLAS calls in plain memory: all cores help.
+	 * No libdao context is open now, so no tile kernel shares the
+	 * OpenBLAS setting. */
 	openblas_set_num_threads(openblas_get_num_procs());
-	r = chol_residual(p, l, scratch);
-	openblas_set_num_threads(kernel_threads);
+	if (o->check == CHOL_CHECK_FULL)
+		r = chol_residual(p, l, scratch);
+	else if (chol_residual_sample(p, l, o->seed, &r)) {
+		fprintf(stderr, "dao-cholesky: out of memory for the sampled check\n");
+		r = NAN;
+	}
+	openblas_set_num_threads(o->threads);
 	return r;
+}
+
+static struct chol_outcome outcome_of(const struct chol_options *o, const struct chol_problem *p,
+				      const struct chol_run_result *run, double *scratch)
+{
+	return (struct chol_outcome){ run, residual_of(o, p, run->l, scratch),
+				      chol_factor_hash(p, run->l) };
 }
 
 static int resolve_budget(const struct chol_options *o, const struct chol_problem *p,
@@ -64,6 +79,14 @@ static int resolve_budget(const struct chol_options *o, const struct chol_proble
 							   : " in libdao's allocation granules",
 			100.0 * (double)need / (double)matrix_bytes,
 			(unsigned long long)matrix_bytes);
+		return CHOL_EXIT_USAGE;
+	}
+	if (o->uvm && *budget < matrix_bytes) {
+		fprintf(stderr,
+			"dao-cholesky: --backend uvm: the %llu-byte matrix is more than the budget "
+			"of %llu bytes: plain UVM runs only where the matrix fits, without "
+			"oversubscription (uvm.h says why)\n",
+			(unsigned long long)matrix_bytes, (unsigned long long)*budget);
 		return CHOL_EXIT_USAGE;
 	}
 	return CHOL_EXIT_OK;
@@ -133,14 +156,16 @@ int main(int argc, char **argv)
 	rep.p = &p;
 	rep.matrix_bytes = chol_tile_count(&p) * chol_tile_bytes(&p);
 	rep.threshold = CHOL_RESIDUAL_RATIO * (double)p.n * DBL_EPSILON;
+	rep.check = o.check == CHOL_CHECK_FULL ? "full" : "sample";
 
 	rc = (struct chol_run_config){ .backend = o.backend, .policy = o.policy,
 				       .lookahead = o.lookahead };
 	ret = resolve_budget(&o, &p, rep.matrix_bytes, &rc.budget);
 	if (ret)
 		goto out;
-	scratch = chol_matrix_alloc(&p);
-	if (!scratch) {
+	/* The full check needs a copy of A; the sampled one three vectors. */
+	scratch = o.check == CHOL_CHECK_FULL ? chol_matrix_alloc(&p) : NULL;
+	if (o.check == CHOL_CHECK_FULL && !scratch) {
 		fprintf(stderr, "dao-cholesky: out of memory for the residual check\n");
 		ret = CHOL_EXIT_FAILED;
 		goto out;
@@ -152,19 +177,16 @@ int main(int argc, char **argv)
 	ret = o.uvm ? chol_uvm_factor(&p, rc.budget, &budgeted) : chol_factor(&p, &rc, &budgeted);
 	if (ret)
 		goto out;
-	rep.budgeted = (struct chol_outcome){ &budgeted,
-					      residual_of(&p, budgeted.l, scratch, o.threads) };
+	rep.budgeted = outcome_of(&o, &p, &budgeted, scratch);
 	rep.passed = rep.budgeted.residual < rep.threshold;
 
 	if (o.compare) {
 		rc.budget = room_for_all(&p, o.backend);
-		/* Plain UVM unlimited: no ballast, the whole card. */
+		/* Plain UVM unlimited: the whole card. */
 		ret = o.uvm ? chol_uvm_factor(&p, 0, &unlimited) : chol_factor(&p, &rc, &unlimited);
 		if (ret)
 			goto out;
-		rep.unlimited = (struct chol_outcome){
-			&unlimited, residual_of(&p, unlimited.l, scratch, o.threads)
-		};
+		rep.unlimited = outcome_of(&o, &p, &unlimited, scratch);
 		rep.identical = memcmp(budgeted.l, unlimited.l,
 				       p.npad * p.npad * sizeof(double)) == 0;
 		rep.passed = rep.passed && rep.unlimited.residual < rep.threshold &&

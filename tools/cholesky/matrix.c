@@ -104,3 +104,46 @@ double chol_residual(const struct chol_problem *p, const double *l, double *scra
 		    (int)p->npad, 1.0, scratch, (int)p->npad);
 	return sym_norm(scratch, p->n, p->npad) / sym_norm(p->a, p->n, p->npad);
 }
+
+int chol_residual_sample(const struct chol_problem *p, const double *l, uint64_t seed,
+			 double *ratio)
+{
+	int n = (int)p->n, ld = (int)p->npad;
+	double *x = malloc(3 * p->n * sizeof(double));
+	double *ax, *llx, sum = 0.0;
+	uint64_t state = seed ^ 0x5a3ce1c4a11e9f21ull; /* not the matrix's sequence */
+
+	if (!x)
+		return -1;
+	ax = x + p->n;
+	llx = ax + p->n;
+	for (uint64_t i = 0; i < p->n; i++)
+		x[i] = (next_random(&state) >> 63) ? 1.0 : -1.0;
+	/* A x from A's lower triangle; L (L^T x) by two triangular products. */
+	cblas_dsymv(CblasColMajor, CblasLower, n, 1.0, p->a, ld, x, 1, 0.0, ax, 1);
+	memcpy(llx, x, p->n * sizeof(double));
+	cblas_dtrmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, l, ld, llx, 1);
+	cblas_dtrmv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, l, ld, llx, 1);
+	for (uint64_t i = 0; i < p->n; i++)
+		sum += (ax[i] - llx[i]) * (ax[i] - llx[i]);
+	*ratio = sqrt(sum) / sym_norm(p->a, p->n, p->npad);
+	free(x);
+	return 0;
+}
+
+uint64_t chol_factor_hash(const struct chol_problem *p, const double *l)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (uint64_t j = 0; j < p->npad; j++) {
+		const double *col = l + j * p->npad;
+
+		for (uint64_t i = j; i < p->npad; i++) {
+			uint64_t w;
+
+			memcpy(&w, &col[i], sizeof(w));
+			h = (h ^ w) * 0x100000001b3ull;
+		}
+	}
+	return h;
+}

@@ -50,4 +50,25 @@ void chol_tile_put(const struct chol_problem *p, double *m, uint64_t i, uint64_t
  */
 double chol_residual(const struct chol_problem *p, const double *l, double *scratch);
 
+/*
+ * The same ratio in O(n^2) time and O(n) memory: ||(A - L L^T) x||_2 /
+ * ||A||_F for a vector x of independent random signs drawn from seed. For
+ * such x, E ||R x||_2^2 = ||R||_F^2 (E x x^T = I): it estimates the full
+ * residual and is held to the same bound. Every entry of L takes part: a
+ * single wrong entry always shows (its row of R x is that error, signed),
+ * and a wrong row of R is missed only if its signed sum cancels exactly,
+ * for at most half of all sign vectors and, for errors that are not exact
+ * copies of each other, practically never. It cannot see errors below the
+ * bound, nor say which entry is wrong. 0, or -1 when memory runs out.
+ */
+int chol_residual_sample(const struct chol_problem *p, const double *l, uint64_t seed,
+			 double *ratio);
+
+/*
+ * FNV-1a over the 64-bit words of l's lower triangle (npad x npad, column
+ * by column, the padding's identity included): equal factors have equal
+ * hashes, so factors of different processes can be compared by it.
+ */
+uint64_t chol_factor_hash(const struct chol_problem *p, const double *l);
+
 #endif /* CHOL_MATRIX_H */

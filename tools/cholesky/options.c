@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kinds/kinds.h"
 #include "options.h"
 
 /* Beyond this the reference copies alone need terabytes. */
@@ -15,6 +16,11 @@
 
 static void usage(FILE *f)
 {
+	char backends[256], policies[256];
+
+	kinds_list(backends, sizeof(backends), KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, " | ",
+		   " | ");
+	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, " | ", " | ");
 	fprintf(f,
 		"usage: dao-cholesky --n N --tile T [--budget B] [options]\n"
 		"\n"
@@ -34,22 +40,29 @@ static void usage(FILE *f)
 		"                 that what a process pays once (CUDA module loading,\n"
 		"                 library handles, thread start) falls on no timed run\n"
 		"  --json         print one JSON object instead of text\n"
-		"  --backend B    host | cuda-explicit | cuda-managed (default DAO_BACKEND,\n"
+		"  --backend B    %s (default DAO_BACKEND,\n"
 		"                 else host); on CUDA\n"
 		"                 the tile kernels are cuSOLVER's and cuBLAS's;\n"
 		"                 or uvm: no libdao, the tiles in cudaMallocManaged memory\n"
-		"                 with no hints, the card shrunk to the budget by a\n"
-		"                 cudaMalloc ballast (needs a size or percentage --budget;\n"
-		"                 no --policy, --lookahead; bytes moved are not known)\n"
-		"  --policy P     dao | belady | lru | fifo (default: libdao's, DAO_POLICY)\n"
+		"                 with no hints, on the whole card: the budget must hold\n"
+		"                 the matrix and the matrix fit 15/16 of the free device\n"
+		"                 memory, no oversubscription (needs a size or percentage\n"
+		"                 --budget; no --policy, --lookahead; bytes moved are not\n"
+		"                 known)\n"
+		"  --policy P     %s (default: libdao's, DAO_POLICY)\n"
 		"  --lookahead W  kernels libdao may see ahead (default: libdao's)\n"
 		"  --seed S       seed of the random matrix (default 1)\n"
 		"  --threads K    OpenBLAS threads inside one tile kernel (default 1)\n"
+		"  --check C      full: ||A - L L^T||_F / ||A||_F, O(N^3) (default);\n"
+		"                 sample: ||(A - L L^T) x||_2 / ||A||_F for a random sign\n"
+		"                 vector x, O(N^2), the same bound (its square is the full\n"
+		"                 residual's square in expectation)\n"
 		"\n"
 		"Exit status: 0 correct; 1 libdao or the system failed; 2 bad option, bad\n"
 		"DAO_* variable, or a budget too small for the tiles of one kernel; 3 residual\n"
 		"check failed or the budgeted and unlimited factors differ; 77 --backend uvm\n"
-		"without a usable CUDA device (or built without CUDA).\n");
+		"without a usable CUDA device (or built without CUDA).\n",
+		backends, policies);
 }
 
 /* Strict unsigned decimal: digits only, no sign, no overflow, within [lo, hi]. */
@@ -110,9 +123,8 @@ static int parse_budget(const char *text, struct chol_options *o)
 
 static int parse_backend(const char *text, struct chol_options *o)
 {
-	static const dao_backend_kind all[] = { DAO_BACKEND_HOST, DAO_BACKEND_CUDA_EXPLICIT,
-						DAO_BACKEND_CUDA_MANAGED };
 	dao_backend_kind *out = &o->backend;
+	int kind;
 
 	o->uvm = strcmp(text, "uvm") == 0;
 	if (o->uvm) {
@@ -121,39 +133,42 @@ static int parse_backend(const char *text, struct chol_options *o)
 		*out = DAO_BACKEND_CUDA_MANAGED;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (strcmp(text, dao_backend_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	}
-	fprintf(stderr,
-		"dao-cholesky: --backend: unknown backend '%s' (host, cuda-explicit, "
-		"cuda-managed, uvm)\n",
-		text);
-	return -1;
+	kind = kinds_parse(KINDS_BACKEND, KINDS_FIRST_NAMED_BACKEND, text,
+			   "dao-cholesky: --backend", "uvm");
+	if (!kind)
+		return -1;
+	*out = (dao_backend_kind)kind;
+	return 0;
 }
 
 static int parse_policy(const char *text, dao_policy *out)
 {
-	static const dao_policy all[] = { DAO_POLICY_DAO, DAO_POLICY_BELADY, DAO_POLICY_LRU,
-					  DAO_POLICY_FIFO };
+	int policy = kinds_parse(KINDS_POLICY, KINDS_FIRST_POLICY, text, "dao-cholesky: --policy",
+				 NULL);
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (strcmp(text, dao_policy_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
+	if (!policy)
+		return -1;
+	*out = (dao_policy)policy;
+	return 0;
+}
+
+static int parse_check(const char *text, enum chol_check *out)
+{
+	if (strcmp(text, "full") == 0)
+		*out = CHOL_CHECK_FULL;
+	else if (strcmp(text, "sample") == 0)
+		*out = CHOL_CHECK_SAMPLE;
+	else {
+		fprintf(stderr, "dao-cholesky: --check: unknown check '%s' (full, sample)\n", text);
+		return -1;
 	}
-	fprintf(stderr, "dao-cholesky: --policy: unknown policy '%s' (dao, belady, lru, fifo)\n",
-		text);
-	return -1;
+	return 0;
 }
 
 int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help)
 {
 	enum { O_N = 1, O_TILE, O_BUDGET, O_COMPARE, O_JSON, O_POLICY, O_LOOKAHEAD, O_SEED,
-	       O_THREADS, O_HELP, O_BACKEND, O_WARM_UP };
+	       O_THREADS, O_HELP, O_BACKEND, O_WARM_UP, O_CHECK };
 	static const struct option longopts[] = {
 		{ "n", required_argument, NULL, O_N },
 		{ "tile", required_argument, NULL, O_TILE },
@@ -167,6 +182,7 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "help", no_argument, NULL, O_HELP },
 		{ "backend", required_argument, NULL, O_BACKEND },
+		{ "check", required_argument, NULL, O_CHECK },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -228,6 +244,10 @@ int chol_parse_options(int argc, char **argv, struct chol_options *o, bool *help
 			if (parse_uint("--threads", optarg, 1, CHOL_MAX_THREADS, &v))
 				return CHOL_EXIT_USAGE;
 			o->threads = (int)v;
+			break;
+		case O_CHECK:
+			if (parse_check(optarg, &o->check))
+				return CHOL_EXIT_USAGE;
 			break;
 		case O_HELP:
 			usage(stdout);

@@ -19,6 +19,12 @@ enum {
 	CHOL_EXIT_NODEV = 77, /* --backend uvm: no usable CUDA device (as automake's SKIP) */
 };
 
+/* How the factor is checked (main.c, matrix.h). */
+enum chol_check {
+	CHOL_CHECK_FULL,   /* ||A - L L^T||_F: one n x n dsyrk, O(n^3) */
+	CHOL_CHECK_SAMPLE, /* ||(A - L L^T) x||_2 for a random sign vector x, O(n^2) */
+};
+
 struct chol_options {
 	uint64_t n;
 	uint64_t tile;
@@ -30,12 +36,13 @@ struct chol_options {
 	bool compare;
 	bool warm_up; /* an untimed small factorization first (main.c) */
 	bool json;
-	dao_backend_kind backend; /* host (default), cuda-managed or cuda-explicit */
+	dao_backend_kind backend; /* any of libdao's but auto; host by default */
 	bool uvm; /* --backend uvm: plain managed memory, no libdao (uvm.h) */
 	dao_policy policy;  /* DAO_POLICY_DEFAULT: libdao's choice */
 	uint32_t lookahead; /* 0: libdao's choice */
 	uint64_t seed;
 	int threads; /* OpenBLAS threads inside one tile kernel */
+	enum chol_check check;
 };
 
 /*

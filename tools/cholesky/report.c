@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 #include "report.h"
 
@@ -15,6 +16,18 @@ static double gflops(const struct chol_problem *p, double seconds)
 	double n = (double)p->npad;
 
 	return seconds > 0.0 ? n * n * n / 3.0 / seconds * 1e-9 : 0.0;
+}
+
+struct hex {
+	char s[17];
+};
+
+static struct hex hash_hex(uint64_t h)
+{
+	struct hex x;
+
+	snprintf(x.s, sizeof(x.s), "%016" PRIx64, h);
+	return x;
 }
 
 /* One row of the table: a label, then one column per run. */
@@ -53,6 +66,7 @@ void chol_report_text(FILE *f, const struct chol_report *r)
 	ROW(f, r, "budget (% of matrix)", "%14.1f",
 	    100.0 * (double)o_->run->info.device_budget / (double)r->matrix_bytes);
 	ROW(f, r, "residual", "%14.3e", o_->residual);
+	ROW(f, r, "factor hash", "%16s", hash_hex(o_->hash).s);
 	ROW(f, r, "seconds", "%14.3f", o_->run->seconds);
 	ROW(f, r, "Gflop/s", "%14.2f", gflops(p, o_->run->seconds));
 	ROW(f, r, "kernels", "%14" PRIu64, o_->run->kernels);
@@ -68,8 +82,13 @@ void chol_report_text(FILE *f, const struct chol_report *r)
 		ROW(f, r, "peak device (MiB)", "%14.3f", mib(o_->run->stats.peak_device_bytes));
 	}
 	fputc('\n', f);
-	fprintf(f, "residual = ||A - L L^T||_F / ||A||_F, must be below 30 n eps = %.3e\n",
-		r->threshold);
+	if (strcmp(r->check, "full") == 0)
+		fprintf(f, "residual = ||A - L L^T||_F / ||A||_F, must be below 30 n eps = %.3e\n",
+			r->threshold);
+	else
+		fprintf(f, "residual = ||(A - L L^T) x||_2 / ||A||_F for random signs x (sampled), "
+			   "must be below 30 n eps = %.3e\n",
+			r->threshold);
 	if (r->unlimited.run)
 		fprintf(f, "factors of the two runs: %s\n",
 			r->identical ? "bit-identical" : "DIFFERENT");
@@ -85,6 +104,7 @@ static void json_run(FILE *f, const struct chol_problem *p, const struct chol_ou
 		fprintf(f, "\"residual\":%.17g,", o->residual);
 	else
 		fprintf(f, "\"residual\":null,");
+	fprintf(f, "\"factor_hash\":\"%s\",", hash_hex(o->hash).s);
 	fprintf(f, "\"seconds\":%.9g,\"gflops\":%.6g,\"kernels\":%" PRIu64, run->seconds,
 		gflops(p, run->seconds), run->kernels);
 	if (run->transfers_unknown) {
@@ -117,7 +137,8 @@ void chol_report_json(FILE *f, const struct chol_report *r)
 		p->n, p->tile, p->npad, chol_tile_count(p), r->matrix_bytes,
 		r->budgeted.run->info.backend_name);
 	json_run(f, p, &r->budgeted);
-	fprintf(f, ",\"threshold\":%.17g,\"compare\":", r->threshold);
+	fprintf(f, ",\"check\":\"%s\",\"threshold\":%.17g,\"compare\":", r->check,
+		r->threshold);
 	if (r->unlimited.run) {
 		fputc('{', f);
 		json_run(f, p, &r->unlimited);

@@ -15,12 +15,14 @@
 struct chol_outcome {
 	const struct chol_run_result *run;
 	double residual;
+	uint64_t hash; /* chol_factor_hash of run->l */
 };
 
 struct chol_report {
 	const struct chol_problem *p;
 	uint64_t matrix_bytes; /* the tiles libdao holds */
 	double threshold;      /* the residual must stay below it */
+	const char *check;     /* "full" or "sample" (options.h) */
 	struct chol_outcome budgeted;
 	struct chol_outcome unlimited; /* run is NULL without --compare */
 	bool identical;                /* the two factors agree bit for bit */

@@ -57,8 +57,7 @@ int chol_gpu_create(uint64_t nt, struct chol_gpu **out)
 		return -1;
 	}
 	g->nt = nt;
-	if (cuda_failed(cudaMalloc((void **)&g->info, nt * sizeof(int)), "cudaMalloc") ||
-	    cuda_failed(cudaMemset(g->info, 0, nt * sizeof(int)), "cudaMemset")) {
+	if (cuda_failed(cudaMalloc((void **)&g->info, nt * sizeof(int)), "cudaMalloc")) {
 		chol_gpu_destroy(g);
 		return -1;
 	}
@@ -84,9 +83,12 @@ int chol_gpu_failed(struct chol_gpu *g)
 	int *info = malloc(g->nt * sizeof(int));
 	int bad = 0;
 
-	if (!info || cuda_failed(cudaMemcpy(info, g->info, g->nt * sizeof(int),
-					    cudaMemcpyDeviceToHost),
-				 "reading dpotrf's results")) {
+	/* The words were written on libdao's non-blocking stream, which the
+	 * legacy stream's copy does not wait for; dao_sync has seen them done
+	 * on libdao's executor thread, not this one. Once per run. */
+	if (!info || cuda_failed(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
+	    cuda_failed(cudaMemcpy(info, g->info, g->nt * sizeof(int), cudaMemcpyDeviceToHost),
+			"reading dpotrf's results")) {
 		free(info);
 		return -1;
 	}
@@ -114,6 +116,13 @@ static int bind(struct chol_gpu *g, const dao_kernel_args *args)
 	if (!g)
 		return 1;
 	if (!g->ready) {
+		/* dpotrf's words cleared on the stream the kernels run on, so
+		 * that they are ordered before every dpotrf (a cudaMemset on
+		 * the legacy stream is not, before work on libdao's
+		 * non-blocking streams, and returns before it is done). */
+		if (cuda_failed(cudaMemsetAsync(g->info, 0, g->nt * sizeof(int), s),
+				"cudaMemsetAsync"))
+			return 1;
 		if (blas_failed(cublasCreate(&g->blas), "cublasCreate"))
 			return 1;
 		if (solver_failed(cusolverDnCreate(&g->solver), "cusolverDnCreate")) {

@@ -139,9 +139,17 @@ static void read_back(struct uvm_job *jb, double *l)
 		}
 }
 
-/* The device as the run finds it: one usable, the matrix fits the host. */
-static int check_machine(const struct chol_problem *p, uint64_t matrix_bytes)
+/*
+ * The machine as the run finds it: a usable device, the matrix (which
+ * main.c has checked against the budget) within 15/16 of the device's
+ * free memory (as libdao's cuda-managed caps itself: on a shared card a
+ * program that asks for more managed memory than is free can hang the
+ * GPU) and within the host's available memory. *in_force: the device
+ * memory the run may use, the budget or (0) what is free.
+ */
+static int check_machine(uint64_t matrix_bytes, uint64_t budget, uint64_t *in_force)
 {
+	size_t free_b = 0, total = 0;
 	uint64_t avail;
 	int n = 0;
 	cudaError_t err = cudaGetDeviceCount(&n);
@@ -151,8 +159,16 @@ static int check_machine(const struct chol_problem *p, uint64_t matrix_bytes)
 			err != cudaSuccess ? cudaGetErrorString(err) : "none visible");
 		return CHOL_EXIT_NODEV;
 	}
-	/* Never more managed memory than the host has free: what the driver
-	 * evicts must have somewhere to go. */
+	if (cuda_failed(cudaMemGetInfo(&free_b, &total), "cudaMemGetInfo"))
+		return CHOL_EXIT_FAILED;
+	if (matrix_bytes > free_b / 16 * 15) {
+		fprintf(stderr,
+			"dao-cholesky: --backend uvm: the %llu-byte matrix in managed memory is "
+			"more than 15/16 of the %llu bytes free on the device\n",
+			(unsigned long long)matrix_bytes, (unsigned long long)free_b);
+		return CHOL_EXIT_USAGE;
+	}
+	/* What the driver evicts must have somewhere to go. */
 	avail = host_available();
 	if (matrix_bytes > avail) {
 		fprintf(stderr,
@@ -161,33 +177,7 @@ static int check_machine(const struct chol_problem *p, uint64_t matrix_bytes)
 			(unsigned long long)matrix_bytes, (unsigned long long)avail);
 		return CHOL_EXIT_USAGE;
 	}
-	return CHOL_EXIT_OK;
-}
-
-/* Shrink the card to budget bytes: allocate what is free beyond it. */
-static int hold_ballast(uint64_t budget, void **ballast, uint64_t *in_force)
-{
-	size_t free_b = 0, total = 0;
-
-	*ballast = NULL;
-	if (cuda_failed(cudaMemGetInfo(&free_b, &total), "cudaMemGetInfo"))
-		return CHOL_EXIT_FAILED;
-	if (!budget) {
-		*in_force = free_b;
-		return CHOL_EXIT_OK;
-	}
-	if (budget > free_b) {
-		fprintf(stderr,
-			"dao-cholesky: --backend uvm: a budget of %llu bytes is more than the "
-			"%llu bytes free on the device\n",
-			(unsigned long long)budget, (unsigned long long)free_b);
-		return CHOL_EXIT_USAGE;
-	}
-	*in_force = budget;
-	if (free_b == budget)
-		return CHOL_EXIT_OK;
-	if (cuda_failed(cudaMalloc(ballast, free_b - budget), "cudaMalloc (ballast)"))
-		return CHOL_EXIT_FAILED;
+	*in_force = budget ? budget : free_b;
 	return CHOL_EXIT_OK;
 }
 
@@ -195,7 +185,6 @@ int chol_uvm_factor(const struct chol_problem *p, uint64_t budget, struct chol_r
 {
 	uint64_t count = chol_tile_count(p);
 	struct uvm_job jb = { .p = p, .geom = { .tile = (int)p->tile } };
-	void *ballast = NULL;
 	double t0;
 	int ret, bad;
 
@@ -203,7 +192,7 @@ int chol_uvm_factor(const struct chol_problem *p, uint64_t budget, struct chol_r
 	out->transfers_unknown = true;
 	out->info.backend_name = CHOL_UVM_NAME;
 	out->info.policy_name = "driver";
-	ret = check_machine(p, count * chol_tile_bytes(p));
+	ret = check_machine(count * chol_tile_bytes(p), budget, &out->info.device_budget);
 	if (ret)
 		return ret;
 	jb.tiles = calloc(count, sizeof(*jb.tiles));
@@ -224,15 +213,11 @@ int chol_uvm_factor(const struct chol_problem *p, uint64_t budget, struct chol_r
 	ret = load(&jb);
 	if (ret)
 		goto out;
-	/* The handles and dpotrf's workspace first: the ballast then leaves
-	 * the budget to the tiles alone. */
+	/* The handles and dpotrf's workspace outside the clock. */
 	if (chol_gpu_prepare(jb.geom.gpu, jb.stream, (int)p->tile, jb.tiles[0])) {
 		ret = CHOL_EXIT_FAILED;
 		goto out;
 	}
-	ret = hold_ballast(budget, &ballast, &out->info.device_budget);
-	if (ret)
-		goto out;
 
 	t0 = now_seconds();
 	ret = submit(&jb);
@@ -255,8 +240,6 @@ int chol_uvm_factor(const struct chol_problem *p, uint64_t budget, struct chol_r
 	read_back(&jb, out->l);
 
 out:
-	if (ballast && cuda_failed(cudaFree(ballast), "cudaFree (ballast)") && !ret)
-		ret = CHOL_EXIT_FAILED;
 	for (uint64_t i = 0; jb.tiles && i < count; i++)
 		if (jb.tiles[i] && cuda_failed(cudaFree(jb.tiles[i]), "cudaFree") && !ret)
 			ret = CHOL_EXIT_FAILED;

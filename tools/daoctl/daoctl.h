@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "dao_publish.h"
+#include "json_string.h" /* json_string, for the views */
 
 /* Exit statuses. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -87,7 +88,6 @@ int node_set_limit(uint64_t bytes, char *err, size_t errlen);
 /* format.c */
 const char *fmt_bytes(char *buf, size_t cap, uint64_t bytes);
 const char *fmt_count(char *buf, size_t cap, uint64_t n);
-void json_str(FILE *f, const char *s);
 void prom_label(FILE *f, const char *s);
 const char *location_name(uint64_t flags);
 

@@ -10,11 +10,11 @@ DAOCTL_NL_LIBS   := $(shell $(PKG_CONFIG) --libs libnl-genl-3.0)
 
 $(BUILD)/rel/obj/tools/daoctl/%.o: tools/daoctl/%.c
 	@mkdir -p $(@D)
-	$(CC) $(call cflags,rel) $(DAOCTL_NL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(call cflags,rel) $(DAOCTL_NL_CFLAGS) $(TOOLS_COMMON_CFLAGS) -MMD -MP -c $< -o $@
 
-$(DAOCTL_BIN): $(DAOCTL_OBJS) $(LIBDAO_A)
+$(DAOCTL_BIN): $(DAOCTL_OBJS) $(TOOLS_COMMON_A) $(LIBDAO_A)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(DAOCTL_OBJS) $(LIBDAO_A) $(call ldflags,rel) $(DAOCTL_NL_LIBS)
+	$(CC) -o $@ $(DAOCTL_OBJS) $(TOOLS_COMMON_A) $(LIBDAO_A) $(call ldflags,rel) $(DAOCTL_NL_LIBS)
 
 # The small job the end-to-end tests run (not installed).
 DAO_PUBJOB := $(BUILD)/rel/tests/daoctl/dao-pubjob

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* format.c - human units, JSON strings, Prometheus label values. */
+/* format.c - human units, Prometheus label values (JSON strings: tools/common). */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -49,22 +49,6 @@ const char *fmt_count(char *buf, size_t cap, uint64_t n)
 	}
 	snprintf(buf, cap, v < 9.995 ? "%.2f%c" : v < 99.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
 	return buf;
-}
-
-void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 /* Label values of the text exposition format escape \, " and newline. */

@@ -76,11 +76,11 @@ static void summary_json(FILE *f, const struct dao_pub_summary *s)
 void proc_json(FILE *f, const struct proc *p, bool module)
 {
 	fprintf(f, "{\"pid\":%u,\"uid\":%u,\"job\":", p->pid, p->uid);
-	json_str(f, p->job);
+	json_string(f, p->job);
 	fputs(",\"backend\":", f);
-	json_str(f, p->backend);
+	json_string(f, p->backend);
 	fputs(",\"policy\":", f);
-	json_str(f, p->policy);
+	json_string(f, p->policy);
 	if (p->slurm_job_id)
 		fprintf(f, ",\"slurm_job_id\":%" PRIu64, p->slurm_job_id);
 	else
@@ -98,13 +98,13 @@ static void module_json(FILE *f, const struct node *n)
 {
 	if (!n->loaded) {
 		fputs("{\"loaded\":false,\"reason\":", f);
-		json_str(f, n->error);
+		json_string(f, n->error);
 		fputc('}', f);
 		return;
 	}
 	fprintf(f,
 		"{\"loaded\":true,\"family_version\":%u,\"version\":", n->family_version);
-	json_str(f, n->version);
+	json_string(f, n->version);
 	fprintf(f,
 		",\"limit_bytes\":%" PRIu64 ",\"pinned_bytes\":%" PRIu64
 		",\"peak_bytes\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"processes\":%u}",
@@ -335,9 +335,9 @@ static void dist_json(FILE *f, const char *name, uint64_t v)
 static void seg_json(FILE *f, const struct seg *g)
 {
 	fprintf(f, "{\"serial\":%u,\"backend\":", g->hdr.serial);
-	json_str(f, g->hdr.backend);
+	json_string(f, g->hdr.backend);
 	fputs(",\"policy\":", f);
-	json_str(f, g->hdr.policy);
+	json_string(f, g->hdr.policy);
 	fprintf(f, ",\"lookahead\":%u", g->hdr.lookahead);
 	summary_json(f, &g->sum);
 	fprintf(f, ",\"table_ops\":%" PRIu64 ",\"buffers_listed\":%" PRIu64 ",\"buffers\":[",
@@ -346,7 +346,7 @@ static void seg_json(FILE *f, const struct seg *g)
 		const struct dao_pub_buf *b = &g->bufs[i];
 
 		fprintf(f, "%s{\"id\":%" PRIu64 ",\"label\":", i ? "," : "", b->id);
-		json_str(f, b->label);
+		json_string(f, b->label);
 		fprintf(f, ",\"size\":%" PRIu64 ",\"location\":\"%s\",\"dirty\":%s,\"released\":%s",
 			b->size, location_name(b->flags),
 			b->flags & DAO_PUB_BUF_DIRTY ? "true" : "false",

@@ -92,6 +92,13 @@ ok $? "--time-bound-limit 0 runs"
 ok $? "JSON: without the time-indexed bound the segment cut is still there, and the largest of it and the simple bound"
 [ "$(json "$tmp/j0.json" 'my $t = $j->{traces}[0]; !defined $t->{time_indexed_bound_ns} && $t->{max_time_bound_ns} == $t->{time_bound_ns} && !defined $t->{policies}[0]{time_ratio_to_time_indexed_bound} && defined $t->{policies}[0]{time_ratio_to_max_bound}')" = 1 ]
 ok $? "JSON: without the time-indexed bound it is null and the larger bound is the simple one"
+# The fields others read, in the order Documentation/daosim.md ("Output")
+# lists them: the table of bounds (tools/daosim/bounds/) adds fields only.
+keys() { perl -ne 'print join(" ", /"(\w+)":/g), "\n"' "$1" | sed -n "$2p"; }
+[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns largest_time_bound_ns" ]
+ok $? "JSON: the trace's fields, in their documented order"
+[ "$(keys "$tmp/j.json" 5)" = "policy h2d_bytes d2h_bytes fetches prefetches writebacks evictions drops stalls kernels peak_device_bytes compute_ns modeled_ns stall_ns h2d_busy_ns d2h_busy_ns h2d_ratio_to_lp d2h_ratio_to_lp time_ratio_to_bound time_ratio_to_time_indexed_bound time_ratio_to_max_bound time_ratio_to_segment_cut time_ratio_to_largest_bound" ]
+ok $? "JSON: a policy's fields, in their documented order"
 head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</svg>$'
 ok $? "SVG written"
 [ "$(grep -c 'class="t">' "$tmp/p.svg")" -eq 5 ]

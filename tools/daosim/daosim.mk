@@ -5,7 +5,7 @@
 # Everything but main.c also goes into a per-variant libdaosim.a that the
 # unit tests link (GLPK and CLP stay out of libdao.so).
 
-DAOSIM_SRCS := $(sort $(wildcard tools/daosim/*.c))
+DAOSIM_SRCS := $(sort $(wildcard tools/daosim/*.c tools/daosim/bounds/*.c))
 DAOSIM_LIB_SRCS := $(filter-out tools/daosim/main.c,$(DAOSIM_SRCS))
 DAOSIM_BIN  := $(BUILD)/bin/daosim
 DAOSIM_LIBS := -lClp -lCoinUtils -lglpk -lm
@@ -13,7 +13,7 @@ DAOSIM_LIBS := -lClp -lCoinUtils -lglpk -lm
 define daosim_variant
 $(BUILD)/$(1)/obj/tools/daosim/%.o: tools/daosim/%.c
 	@mkdir -p $$(@D)
-	$$(CC) $$(call cflags,$(1)) -Itools/daosim -MMD -MP -c $$< -o $$@
+	$$(CC) $$(call cflags,$(1)) -Itools/daosim $$(TOOLS_COMMON_CFLAGS) -MMD -MP -c $$< -o $$@
 
 $(BUILD)/$(1)/lib/libdaosim.a: $(patsubst tools/daosim/%.c,$(BUILD)/$(1)/obj/tools/daosim/%.o,$(DAOSIM_LIB_SRCS))
 	@mkdir -p $$(@D)
@@ -22,7 +22,7 @@ $(BUILD)/$(1)/lib/libdaosim.a: $(patsubst tools/daosim/%.c,$(BUILD)/$(1)/obj/too
 endef
 $(foreach v,rel asan,$(eval $(call daosim_variant,$(v))))
 
-$(DAOSIM_BIN): $(BUILD)/rel/obj/tools/daosim/main.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_SIM_A) $(LIBDAO_A)
+$(DAOSIM_BIN): $(BUILD)/rel/obj/tools/daosim/main.o $(BUILD)/rel/lib/libdaosim.a $(TOOLS_COMMON_A) $(LIBDAO_SIM_A) $(LIBDAO_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
 
@@ -33,13 +33,13 @@ DAOSIM_BENCH_BIN := $(BUILD)/bin/daosim-bench-bounds
 $(BUILD)/rel/obj/tools/daosim/bench/%.o: tools/daosim/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(call cflags,rel) -Itools/daosim -MMD -MP -c $< -o $@
-$(DAOSIM_BENCH_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_bounds.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_SIM_A) $(LIBDAO_A)
+$(DAOSIM_BENCH_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_bounds.o $(BUILD)/rel/lib/libdaosim.a $(TOOLS_COMMON_A) $(LIBDAO_SIM_A) $(LIBDAO_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
 all: $(DAOSIM_BENCH_BIN)
 # The segment-cut bound's timing (Documentation/daosim.md).
 DAOSIM_BENCH_CUT_BIN := $(BUILD)/bin/daosim-bench-cut
-$(DAOSIM_BENCH_CUT_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_cut.o $(BUILD)/rel/lib/libdaosim.a $(LIBDAO_SIM_A) $(LIBDAO_A)
+$(DAOSIM_BENCH_CUT_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_cut.o $(BUILD)/rel/lib/libdaosim.a $(TOOLS_COMMON_A) $(LIBDAO_SIM_A) $(LIBDAO_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
 all: $(DAOSIM_BENCH_CUT_BIN)
@@ -48,13 +48,14 @@ all: $(DAOSIM_BENCH_CUT_BIN)
 # from the test's own path (build/VARIANT/tests/NAME), then libdao.a again
 # (the link line names it before these) and GLPK.
 daosim_variant_dir = $(patsubst %/tests/,%,$(dir $@))
-daosim_test_libs = $(daosim_variant_dir)/lib/libdaosim.a $(daosim_variant_dir)/lib/libdao-sim.a \
+daosim_test_libs = $(daosim_variant_dir)/lib/libdaosim.a $(daosim_variant_dir)/lib/libdaotools.a \
+	$(daosim_variant_dir)/lib/libdao-sim.a \
 	$(daosim_variant_dir)/lib/libdao.a \
 	$(DAOSIM_LIBS)
-DAOSIM_TESTS := test_lp_bound test_sim_replay test_sim_backend_match test_segment_cut
+DAOSIM_TESTS := test_lp_bound test_sim_replay test_sim_backend_match test_segment_cut test_bound_table
 $(foreach t,$(DAOSIM_TESTS),$(eval LIBS_$(t) = $$(daosim_test_libs)))
 $(foreach v,rel asan,$(foreach t,$(DAOSIM_TESTS),\
-	$(eval $(BUILD)/$(v)/tests/$(t): $(BUILD)/$(v)/lib/libdaosim.a)))
+	$(eval $(BUILD)/$(v)/tests/$(t): $(BUILD)/$(v)/lib/libdaosim.a $(BUILD)/$(v)/lib/libdaotools.a)))
 
 # End-to-end checks of the command line.
 .PHONY: check-daosim install-daosim

@@ -11,43 +11,57 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_bound.h"
+#include "../kinds/kinds.h"
+#include "bounds/bound.h"
 #include "profile.h"
 #include "replay.h"
-#include "segment_cut.h"
-#include "time_bound.h"
 #include "report.h"
 
 struct options {
 	uint64_t budget_bytes; /* 0 when given as a percentage */
 	double budget_percent; /* of peak live bytes; < 0 when given in bytes */
-	dao_policy policies[DAOSIM_POLICIES];
-	int npolicies;
+	dao_policy policy;    /* the one replayed, unless all_policies */
+	int all_policies;     /* --policy all: every policy libdao has */
 	uint32_t lookahead;
 	struct dao_sim_model model;
 	int json;
 	const char *plot;
-	double ti_seconds; /* limit on the time-indexed LP; 0: not computed */
+	/* per row of bound_table with a limit_option: its CPU-time limit; 0:
+	 * not computed */
+	double limit_s[BOUND_TABLE_MAX];
 };
 
 static void usage(FILE *f)
 {
-	fputs("usage: daosim [--budget BYTES|PCT%] [--policy dao|belady|lru|fifo|all]\n"
-	      "              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
-	      "              [--time-bound-limit SECONDS] TRACE...\n"
+	char policies[256];
+
+	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, "|", "|");
+	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s|all]\n", policies);
+	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
+	      "              ",
+	      f);
+	for (size_t i = 0; i < bound_count; i++)
+		if (bound_table[i]->limit_option)
+			fprintf(f, "[--%s SECONDS] ", bound_table[i]->limit_option);
+	fputs("TRACE...\n"
 	      "  --budget     device budget: bytes (K/M/G/T suffixes) or a percentage of\n"
 	      "               the trace's peak live bytes (default 50%)\n"
-	      "  --policy     eviction policy to replay, or all four (default DAO_POLICY,\n"
+	      "  --policy     eviction policy to replay, or all of them (default DAO_POLICY,\n"
 	      "               else dao)\n"
 	      "  --lookahead  kernels the job runs ahead of the device (default\n"
 	      "               DAO_LOOKAHEAD, else 65536: the whole trace is known, as by an\n"
 	      "               offline planner)\n"
 	      "  --device     preset h100 or a100, or a device file (default h100)\n"
 	      "  --json       one JSON document instead of the table\n"
-	      "  --plot       write occupancy and copy activity over time as SVG\n"
-	      "  --time-bound-limit  CPU seconds the time-indexed LP may take (default 10;\n"
-	      "               0 skips it)\n",
+	      "  --plot       write occupancy and copy activity over time as SVG\n",
 	      f);
+	for (size_t i = 0; i < bound_count; i++) {
+		const struct bound *b = bound_table[i];
+
+		if (b->limit_option)
+			fprintf(f, "  --%s  %s (default %g;\n               0 skips it)\n",
+				b->limit_option, b->limit_help, b->limit_default_s);
+	}
 }
 
 static int parse_budget(const char *s, struct options *o)
@@ -79,21 +93,16 @@ static int parse_budget(const char *s, struct options *o)
 
 static int parse_policy(const char *s, struct options *o)
 {
-	static const struct {
-		const char *name;
-		dao_policy p;
-	} names[] = { { "dao", DAO_POLICY_DAO },
-		      { "belady", DAO_POLICY_BELADY },
-		      { "lru", DAO_POLICY_LRU },
-		      { "fifo", DAO_POLICY_FIFO } };
+	int policy = kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, s);
+	char names[256];
 
-	o->npolicies = 0;
-	for (size_t i = 0; i < 4; i++) {
-		if (strcmp(s, "all") == 0 || strcmp(s, names[i].name) == 0)
-			o->policies[o->npolicies++] = names[i].p;
-	}
-	if (o->npolicies == 0) {
-		fprintf(stderr, "daosim: --policy %s: expected dao, belady, lru, fifo or all\n", s);
+	o->all_policies = strcmp(s, "all") == 0;
+	if (policy) {
+		o->policy = (dao_policy)policy;
+	} else if (!o->all_policies) {
+		fprintf(stderr, "daosim: --policy %s: expected %s or all\n", s,
+			kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY, ", ",
+				   ", "));
 		return -1;
 	}
 	return 0;
@@ -133,17 +142,37 @@ static int parse_lookahead(const char *what, const char *s, struct options *o)
 	return 0;
 }
 
+/* --OPTION SECONDS of bound row i. */
+static int parse_limit(size_t i, const char *s, struct options *o)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400) {
+		fprintf(stderr, "daosim: --%s %s: expected seconds in 0..86400\n",
+			bound_table[i]->limit_option, s);
+		return -1;
+	}
+	o->limit_s[i] = v;
+	return 0;
+}
+
 /* DAO_POLICY and DAO_LOOKAHEAD are the defaults the flags override, as for
  * every dao tool. DAO_DEVICE_BUDGET is not: a percentage there is of device
  * memory, daosim's is of the trace's peak, so its budget is --budget only. */
 static int env_defaults(struct options *o)
 {
 	const char *v = getenv("DAO_POLICY");
+	char names[256];
 
 	if (v && *v) {
-		if (!strcmp(v, "all") || parse_policy(v, o)) {
-			fprintf(stderr, "daosim: DAO_POLICY=%s: expected dao, belady, lru or fifo\n",
-				v);
+		o->policy = (dao_policy)kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, v);
+		if (!o->policy) {
+			fprintf(stderr, "daosim: DAO_POLICY=%s: expected %s\n", v,
+				kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY,
+					   ", ", " or "));
 			return -1;
 		}
 	}
@@ -153,30 +182,48 @@ static int env_defaults(struct options *o)
 	return 0;
 }
 
+/* The long options: daosim's own, then one per bound row with a limit
+ * (val OPT_LIMIT + its index), then --help. */
+enum { OPT_LIMIT = 256 };
+static const struct option own_options[] = {
+	{ "budget", required_argument, NULL, 'b' },
+	{ "policy", required_argument, NULL, 'p' },
+	{ "lookahead", required_argument, NULL, 'l' },
+	{ "device", required_argument, NULL, 'd' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "plot", required_argument, NULL, 'o' },
+};
+#define NOWN (sizeof(own_options) / sizeof(own_options[0]))
+
+static void long_options(struct option *opts)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NOWN; i++)
+		opts[n++] = own_options[i];
+	for (size_t i = 0; i < bound_count; i++)
+		if (bound_table[i]->limit_option)
+			opts[n++] = (struct option){ bound_table[i]->limit_option,
+						     required_argument, NULL, OPT_LIMIT + (int)i };
+	opts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	opts[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	static const struct option longopts[] = {
-		{ "budget", required_argument, NULL, 'b' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "lookahead", required_argument, NULL, 'l' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "plot", required_argument, NULL, 'o' },
-		{ "time-bound-limit", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option longopts[NOWN + BOUND_TABLE_MAX + 2];
 	int c;
 
+	long_options(longopts);
 	memset(o, 0, sizeof(*o));
 	o->budget_percent = 50;
-	o->policies[0] = DAO_POLICY_DAO;
-	o->npolicies = 1;
+	o->policy = DAO_POLICY_DAO;
 	dao_sim_model_preset("h100", &o->model);
 	o->lookahead = 65536; /* DAO_MAX_LOOKAHEAD: the whole trace */
 	if (env_defaults(o))
 		return -1;
-	o->ti_seconds = 10;
+	for (size_t i = 0; i < bound_count; i++)
+		o->limit_s[i] = bound_table[i]->limit_default_s;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -202,25 +249,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'o':
 			o->plot = optarg;
 			break;
-		case 't': {
-			char *end;
-			double v;
-
-			errno = 0;
-			v = strtod(optarg, &end);
-			if (!*optarg || *end || errno || !isfinite(v) || v < 0 || v > 86400) {
-				fprintf(stderr,
-					"daosim: --time-bound-limit %s: expected seconds in 0..86400\n",
-					optarg);
-				return -1;
-			}
-			o->ti_seconds = v;
-			break;
-		}
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
+			if (c >= OPT_LIMIT && (size_t)(c - OPT_LIMIT) < bound_count) {
+				if (parse_limit((size_t)(c - OPT_LIMIT), optarg, o))
+					return -1;
+				break;
+			}
 			fprintf(stderr, "daosim: unknown or incomplete option '%s'\n",
 				argv[optind - 1]);
 			usage(stderr);
@@ -235,6 +272,40 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Row i of bound_table for one trace, into tr->bounds[i]; -1 after
+ * printing why the trace cannot go on. */
+static int solve_bound(const char *path, const struct dao_trace *t,
+		       const struct trace_profile *p, const struct options *o,
+		       struct trace_report *tr, size_t i)
+{
+	const struct bound *b = bound_table[i];
+	struct bound_input in = {
+		.trace = t,
+		.profile = p,
+		.model = &o->model,
+		.budget = tr->budget_bytes,
+		.cpu_limit_s = b->limit_option ? o->limit_s[i] : 0,
+		.before = tr->bounds,
+		.nbefore = i,
+	};
+	char err[512];
+	uint64_t v = 0;
+	dao_status st;
+
+	if (b->limit_option && o->limit_s[i] == 0)
+		return 0; /* skipped: not known */
+	st = b->solve(&in, &v, err, sizeof(err));
+	if (st == DAO_ERR_RANGE) {
+		/* a missing bound is no failed run: the rest stands */
+		fprintf(stderr, "daosim: %s: %s left out: %s\n", path, b->name, err);
+	} else if (st) {
+		fprintf(stderr, "daosim: %s: %s: %s\n", path, b->name, err);
+		return -1;
+	}
+	tr->bounds[i] = (struct bound_value){ .known = st == DAO_OK, .value = st ? 0 : v };
+	return 0;
+}
+
 /* Bounds and replays for one trace; -1 after printing why it cannot run. */
 static int simulate(const char *path, const struct options *o, struct trace_report *tr)
 {
@@ -242,6 +313,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	struct trace_profile p;
 	char err[512];
 	dao_status st;
+	int n;
 
 	memset(tr, 0, sizeof(*tr));
 	tr->path = path;
@@ -267,7 +339,6 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	if (o->budget_percent >= 0)
 		tr->budget_bytes = (uint64_t)floor((double)p.peak_live_bytes * o->budget_percent / 100);
 	tr->max_kernel_bytes = p.max_kernel_bytes;
-	tr->compulsory_bytes = p.compulsory_bytes;
 	if (tr->budget_bytes < p.max_kernel_bytes || tr->budget_bytes == 0) {
 		fprintf(stderr,
 			"daosim: %s: a budget of %llu bytes is smaller than the largest kernel's operands (%llu bytes)\n",
@@ -275,49 +346,26 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 			(unsigned long long)p.max_kernel_bytes);
 		goto fail;
 	}
-	if (lp_bound_bytes(&p, tr->budget_bytes, LP_H2D, &tr->lp_h2d_bytes, err, sizeof(err)) ||
-	    lp_bound_bytes(&p, tr->budget_bytes, LP_D2H, &tr->lp_d2h_bytes, err, sizeof(err))) {
-		fprintf(stderr, "daosim: %s: LP bound: %s\n", path, err);
+	for (size_t i = 0; i < bound_count; i++)
+		if (solve_bound(path, t, &p, o, tr, i))
+			goto fail;
+	n = o->all_policies ? kinds_count(KINDS_POLICY, KINDS_FIRST_POLICY) : 1;
+	tr->runs = calloc((size_t)n, sizeof(*tr->runs));
+	if (!tr->runs) {
+		fprintf(stderr, "daosim: %s: out of memory\n", path);
 		goto fail;
 	}
-	tr->compute_ns = profile_compute_ns(&p, &o->model);
-	tr->time_bound_ns =
-		report_time_bound_ns(&o->model, tr->compute_ns, tr->lp_h2d_bytes, tr->lp_d2h_bytes);
-	{
-		struct segment_cut sc;
-
-		st = segment_cut_bound(t, &p, &o->model, tr->budget_bytes, &sc, err, sizeof(err));
-		if (st) {
-			fprintf(stderr, "daosim: %s: segment-cut bound: %s\n", path, err);
-			goto fail;
-		}
-		tr->cut_bound_ns = sc.ns;
-	}
-	if (o->ti_seconds > 0) {
-		struct time_bound tb;
-
-		st = time_bound_solve(&p, &o->model, tr->budget_bytes, o->ti_seconds, &tb, err,
-				      sizeof(err));
-		if (st == DAO_ERR_RANGE) {
-			/* a missing bound is no failed run: the rest stands */
-			fprintf(stderr, "daosim: %s: time-indexed bound left out: %s\n", path, err);
-		} else if (st) {
-			fprintf(stderr, "daosim: %s: time-indexed bound: %s\n", path, err);
-			goto fail;
-		} else {
-			tr->ti_solved = 1;
-			tr->ti_bound_ns = tb.ns;
-		}
-	}
-	for (int i = 0; i < o->npolicies; i++) {
+	for (int i = 0; i < n; i++) {
 		struct policy_run *pr = &tr->runs[tr->nruns++];
+		dao_policy policy = o->all_policies ? (dao_policy)(KINDS_FIRST_POLICY + i)
+						    : o->policy;
 		struct replay_opts ro = {
-			.policy = o->policies[i],
+			.policy = policy,
 			.lookahead = o->lookahead,
 			.budget = tr->budget_bytes,
 		};
 
-		pr->policy = o->policies[i];
+		pr->policy = policy;
 		pr->status = replay_sim(t, &p, &ro, &o->model, o->plot != NULL, &pr->r);
 		if (pr->status)
 			fprintf(stderr, "daosim: %s: policy %s: %s\n", path,
@@ -340,7 +388,9 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 2;
-	time_bound_keep_heap(); /* faster LP solves; refused, glibc's defaults stay */
+	for (size_t i = 0; i < bound_count; i++)
+		if (bound_table[i]->prepare)
+			bound_table[i]->prepare(); /* refused: slower, the same figures */
 	trs = calloc((size_t)(argc - optind), sizeof(*trs));
 	if (!trs) {
 		fprintf(stderr, "daosim: out of memory\n");
@@ -363,9 +413,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "daosim: %s: %s\n", o.plot, strerror(errno));
 		failed = 1;
 	}
-	for (int i = 0; i < ntr; i++)
+	for (int i = 0; i < ntr; i++) {
 		for (int j = 0; j < trs[i].nruns; j++)
 			replay_result_free(&trs[i].runs[j].r);
+		free(trs[i].runs);
+	}
 	free(trs);
 	return failed ? 1 : 0;
 }

@@ -1,25 +1,16 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * report.c - daosim's table and --json document: the trace's figures,
+ * every row of the table of bounds (bounds/bound.h) in its order, and
+ * each policy's run with its figures over those rows.
+ */
 #include <math.h>
 #include <string.h>
 
-#include "profile.h"
+#include "json_string.h"
 #include "report.h"
 
 #define GIB 1073741824.0
-
-uint64_t report_time_bound_ns(const struct dao_sim_model *m, uint64_t compute_ns,
-			      uint64_t lp_h2d, uint64_t lp_d2h)
-{
-	uint64_t t = compute_ns;
-	uint64_t h = model_copy_ns(m->h2d_bytes_per_s, lp_h2d);
-	uint64_t d = model_copy_ns(m->d2h_bytes_per_s, lp_d2h);
-
-	if (h > t)
-		t = h;
-	if (d > t)
-		t = d;
-	return t;
-}
 
 /* got / bound, or NAN when the bound is 0 and got is not (no finite ratio). */
 static double ratio(uint64_t got, uint64_t bound)
@@ -29,19 +20,25 @@ static double ratio(uint64_t got, uint64_t bound)
 	return (double)got / (double)bound;
 }
 
-/* The larger of the two time bounds: both are lower bounds. */
-static uint64_t max_bound_ns(const struct trace_report *tr)
+/* What policy run pr did in the figure b bounds. */
+static uint64_t figure(const struct bound *b, const struct policy_run *pr)
 {
-	return tr->ti_solved && tr->ti_bound_ns > tr->time_bound_ns ? tr->ti_bound_ns :
-								      tr->time_bound_ns;
+	switch (b->of) {
+	case BOUND_H2D_BYTES:
+		return pr->r.stats.h2d_bytes;
+	case BOUND_D2H_BYTES:
+		return pr->r.stats.d2h_bytes;
+	default:
+		return pr->r.sim.end_ns;
+	}
 }
 
-/* The largest of all three time bounds (each a lower bound). */
-static uint64_t largest_bound_ns(const struct trace_report *tr)
+/* pr's figure over bound row i, or NAN when the bound is not known. */
+static double bound_ratio(const struct trace_report *tr, size_t i, const struct policy_run *pr)
 {
-	uint64_t b = max_bound_ns(tr);
-
-	return tr->cut_bound_ns > b ? tr->cut_bound_ns : b;
+	if (!tr->bounds[i].known)
+		return NAN;
+	return ratio(figure(bound_table[i], pr), tr->bounds[i].value);
 }
 
 static void print_ratio(FILE *f, double r)
@@ -70,6 +67,55 @@ static void pick_unit(uint64_t peak, double *div, const char **name)
 	}
 }
 
+/* The bounds' lines: each row that opens a line starts one, the others
+ * follow on it; a row not known ends its line ("not computed"). */
+static void text_bounds(FILE *f, const struct trace_report *tr, double u, const char *un)
+{
+	int skip = 0;
+
+	for (size_t i = 0; i < bound_count; i++) {
+		const struct bound *b = bound_table[i];
+		const struct bound_value *v = &tr->bounds[i];
+
+		if (b->text_line) {
+			fprintf(f, "%s  %s", i ? "\n" : "", b->text_line);
+			skip = 0;
+		} else if (skip) {
+			continue;
+		} else {
+			fputs(", ", f);
+		}
+		if (!v->known) {
+			fprintf(f, "%s not computed", b->name);
+			skip = 1;
+		} else if (b->of == BOUND_TIME_NS) {
+			fprintf(f, "%s %.2f ms", b->name, v->value / 1e6);
+		} else {
+			fprintf(f, "%s %.3f %s", b->name, v->value / u, un);
+		}
+	}
+	fputc('\n', f);
+}
+
+static void text_run(FILE *f, const struct trace_report *tr, const struct policy_run *pr,
+		     double u)
+{
+	const dao_stats *s = &pr->r.stats;
+
+	if (pr->status != DAO_OK) {
+		fprintf(f, "  %-7s failed: %s\n", dao_policy_name(pr->policy), pr->r.err);
+		return;
+	}
+	fprintf(f, "  %-7s %9.3f %9.3f %8llu %9llu %10.2f %10.2f %10.2f",
+		dao_policy_name(pr->policy), s->h2d_bytes / u, s->d2h_bytes / u,
+		(unsigned long long)s->fetches, (unsigned long long)s->evictions,
+		pr->r.sim.compute_ns / 1e6, pr->r.sim.end_ns / 1e6, pr->r.sim.stall_ns / 1e6);
+	for (size_t i = 0; i < bound_count; i++)
+		if (bound_table[i]->column)
+			print_ratio(f, bound_ratio(tr, i, pr));
+	fputc('\n', f);
+}
+
 void report_text(FILE *f, const struct dao_sim_model *m, const struct trace_report *tr)
 {
 	double u;
@@ -89,55 +135,15 @@ void report_text(FILE *f, const struct dao_sim_model *m, const struct trace_repo
 	if (tr->budget_percent >= 0)
 		fprintf(f, " (%g%%)", tr->budget_percent);
 	fprintf(f, ", largest kernel %.3f %s\n", tr->max_kernel_bytes / u, un);
-	fprintf(f, "  bounds: compulsory %.3f %s, LP h2d %.3f %s, LP d2h %.3f %s, compute %.2f ms, time bound %.2f ms\n",
-		tr->compulsory_bytes / u, un, tr->lp_h2d_bytes / u, un, tr->lp_d2h_bytes / u, un,
-		tr->compute_ns / 1e6, tr->time_bound_ns / 1e6);
-	if (tr->ti_solved)
-		fprintf(f, "  time-indexed bound %.2f ms, larger bound %.2f ms\n",
-			tr->ti_bound_ns / 1e6, max_bound_ns(tr) / 1e6);
-	else
-		fprintf(f, "  time-indexed bound not computed\n");
-	fprintf(f, "  segment-cut bound %.2f ms, largest of all bounds %.2f ms\n",
-		tr->cut_bound_ns / 1e6, largest_bound_ns(tr) / 1e6);
-	fprintf(f, "  %-7s %9s %9s %8s %9s %10s %10s %10s %9s %9s %9s %9s %9s %9s\n", "policy", h2d,
-		d2h, "fetches", "evictions", "compute ms", "modeled ms", "stall ms", "h2d/LP",
-		"d2h/LP", "time/bnd", "time/max", "time/cut", "time/all");
-	for (int i = 0; i < tr->nruns; i++) {
-		const struct policy_run *pr = &tr->runs[i];
-		const dao_stats *s = &pr->r.stats;
-
-		if (pr->status != DAO_OK) {
-			fprintf(f, "  %-7s failed: %s\n", dao_policy_name(pr->policy), pr->r.err);
-			continue;
-		}
-		fprintf(f, "  %-7s %9.3f %9.3f %8llu %9llu %10.2f %10.2f %10.2f",
-			dao_policy_name(pr->policy), s->h2d_bytes / u, s->d2h_bytes / u,
-			(unsigned long long)s->fetches, (unsigned long long)s->evictions,
-			pr->r.sim.compute_ns / 1e6, pr->r.sim.end_ns / 1e6, pr->r.sim.stall_ns / 1e6);
-		print_ratio(f, ratio(s->h2d_bytes, tr->lp_h2d_bytes));
-		print_ratio(f, ratio(s->d2h_bytes, tr->lp_d2h_bytes));
-		print_ratio(f, ratio(pr->r.sim.end_ns, tr->time_bound_ns));
-		print_ratio(f, ratio(pr->r.sim.end_ns, max_bound_ns(tr)));
-		print_ratio(f, ratio(pr->r.sim.end_ns, tr->cut_bound_ns));
-		print_ratio(f, ratio(pr->r.sim.end_ns, largest_bound_ns(tr)));
-		fputc('\n', f);
-	}
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	text_bounds(f, tr, u, un);
+	fprintf(f, "  %-7s %9s %9s %8s %9s %10s %10s %10s", "policy", h2d, d2h, "fetches",
+		"evictions", "compute ms", "modeled ms", "stall ms");
+	for (size_t i = 0; i < bound_count; i++)
+		if (bound_table[i]->column)
+			fprintf(f, " %9s", bound_table[i]->column);
+	fputc('\n', f);
+	for (int i = 0; i < tr->nruns; i++)
+		text_run(f, tr, &tr->runs[i], u);
 }
 
 static void json_ratio(FILE *f, const char *key, double r)
@@ -166,26 +172,17 @@ static void json_run(FILE *f, const struct trace_report *tr, const struct policy
 		   "\"prefetches\": %llu, \"writebacks\": %llu, \"evictions\": %llu, "
 		   "\"drops\": %llu, \"stalls\": %llu, \"kernels\": %llu, "
 		   "\"peak_device_bytes\": %llu, \"compute_ns\": %llu, \"modeled_ns\": %llu, "
-		   "\"stall_ns\": %llu, \"h2d_busy_ns\": %llu, \"d2h_busy_ns\": %llu, ",
+		   "\"stall_ns\": %llu, \"h2d_busy_ns\": %llu, \"d2h_busy_ns\": %llu",
 		U(s->h2d_bytes), U(s->d2h_bytes), U(s->fetches), U(s->prefetches),
 		U(s->writebacks), U(s->evictions), U(s->drops), U(s->stalls), U(s->kernels),
 		U(s->peak_device_bytes), U(pr->r.sim.compute_ns), U(pr->r.sim.end_ns),
 		U(pr->r.sim.stall_ns), U(pr->r.sim.h2d_busy_ns), U(pr->r.sim.d2h_busy_ns));
-	json_ratio(f, "h2d_ratio_to_lp", ratio(s->h2d_bytes, tr->lp_h2d_bytes));
-	fputs(", ", f);
-	json_ratio(f, "d2h_ratio_to_lp", ratio(s->d2h_bytes, tr->lp_d2h_bytes));
-	fputs(", ", f);
-	json_ratio(f, "time_ratio_to_bound", ratio(pr->r.sim.end_ns, tr->time_bound_ns));
-	fputs(", ", f);
-	json_ratio(f, "time_ratio_to_time_indexed_bound",
-		   tr->ti_solved ? ratio(pr->r.sim.end_ns, tr->ti_bound_ns) : NAN);
-	fputs(", ", f);
-	json_ratio(f, "time_ratio_to_max_bound", ratio(pr->r.sim.end_ns, max_bound_ns(tr)));
-	fputs(", ", f);
-	json_ratio(f, "time_ratio_to_segment_cut", ratio(pr->r.sim.end_ns, tr->cut_bound_ns));
-	fputs(", ", f);
-	json_ratio(f, "time_ratio_to_largest_bound",
-		   ratio(pr->r.sim.end_ns, largest_bound_ns(tr)));
+	for (size_t i = 0; i < bound_count; i++) {
+		if (bound_table[i]->json_ratio) {
+			fputs(", ", f);
+			json_ratio(f, bound_table[i]->json_ratio, bound_ratio(tr, i, pr));
+		}
+	}
 	fputc('}', f);
 }
 
@@ -212,19 +209,15 @@ void report_json(FILE *f, const struct dao_sim_model *m, const struct trace_repo
 			fprintf(f, "\"budget_percent\": %g, ", tr->budget_percent);
 		else
 			fprintf(f, "\"budget_percent\": null, ");
-		fprintf(f, "\"max_kernel_bytes\": %llu, \"compulsory_bytes\": %llu, "
-			   "\"lp_bound_h2d_bytes\": %llu, \"lp_bound_d2h_bytes\": %llu, "
-			   "\"compute_ns\": %llu, \"time_bound_ns\": %llu, "
-			   "\"time_indexed_bound_ns\": ",
-			U(tr->max_kernel_bytes), U(tr->compulsory_bytes), U(tr->lp_h2d_bytes),
-			U(tr->lp_d2h_bytes), U(tr->compute_ns), U(tr->time_bound_ns));
-		if (tr->ti_solved)
-			fprintf(f, "%llu", U(tr->ti_bound_ns));
-		else
-			fputs("null", f);
-		fprintf(f, ", \"max_time_bound_ns\": %llu, \"segment_cut_bound_ns\": %llu, "
-			   "\"largest_time_bound_ns\": %llu,\n   \"policies\": [",
-			U(max_bound_ns(tr)), U(tr->cut_bound_ns), U(largest_bound_ns(tr)));
+		fprintf(f, "\"max_kernel_bytes\": %llu", U(tr->max_kernel_bytes));
+		for (size_t j = 0; j < bound_count; j++) {
+			fprintf(f, ", \"%s\": ", bound_table[j]->json);
+			if (tr->bounds[j].known)
+				fprintf(f, "%llu", U(tr->bounds[j].value));
+			else
+				fputs("null", f);
+		}
+		fputs(",\n   \"policies\": [", f);
 		for (int j = 0; j < tr->nruns; j++) {
 			fputs(j ? ",\n    " : "\n    ", f);
 			json_run(f, tr, &tr->runs[j]);

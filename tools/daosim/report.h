@@ -8,10 +8,9 @@
 
 #include <stdio.h>
 
+#include "bounds/bound.h"
 #include "replay.h"
 #include "dao_sim.h"
-
-#define DAOSIM_POLICIES 4
 
 struct policy_run {
 	dao_policy policy;
@@ -27,21 +26,10 @@ struct trace_report {
 	uint64_t budget_bytes;
 	double budget_percent; /* < 0 when the budget was given in bytes */
 	uint64_t max_kernel_bytes;
-	uint64_t compulsory_bytes;
-	uint64_t lp_h2d_bytes;
-	uint64_t lp_d2h_bytes;
-	uint64_t compute_ns;
-	uint64_t time_bound_ns;
-	int ti_solved;        /* the time-indexed LP was solved (else not asked or too slow) */
-	uint64_t ti_bound_ns; /* its optimum (time_bound.h) */
-	uint64_t cut_bound_ns; /* the segment-cut bound (segment_cut.h) */
-	struct policy_run runs[DAOSIM_POLICIES];
+	struct bound_value bounds[BOUND_TABLE_MAX]; /* bound_table[i]'s in bounds[i] */
+	struct policy_run *runs; /* nruns of them */
 	int nruns;
 };
-
-/* max(compute, LP h2d / h2d bandwidth, LP d2h / d2h bandwidth) */
-uint64_t report_time_bound_ns(const struct dao_sim_model *m, uint64_t compute_ns,
-			      uint64_t lp_h2d, uint64_t lp_d2h);
 
 void report_text(FILE *f, const struct dao_sim_model *m, const struct trace_report *tr);
 void report_json(FILE *f, const struct dao_sim_model *m, const struct trace_report *trs,

@@ -91,7 +91,8 @@ static void panel(FILE *f, int y0, const struct trace_report *tr, const struct p
 	xml_text(f, tr->path);
 	fprintf(f, " | %s | budget %.2f GiB | h2d %.2f GiB, d2h %.2f GiB | modeled %.1f ms (bound %.1f ms)</text>\n",
 		dao_policy_name(pr->policy), tr->budget_bytes / GIB, r->stats.h2d_bytes / GIB,
-		r->stats.d2h_bytes / GIB, r->sim.end_ns / 1e6, tr->time_bound_ns / 1e6);
+		r->stats.d2h_bytes / GIB, r->sim.end_ns / 1e6,
+		tr->bounds[bound_index(&bound_time_simple)].value / 1e6);
 	/* occupancy */
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fbfbfb\" stroke=\"#ccc\"/>\n",
 		LEFT, y0 + 30, W, OCC_H);

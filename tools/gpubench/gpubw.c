@@ -6,6 +6,11 @@
  * one stream per direction, timed with events. Prints one JSON object; the
  * figures are the denominators of bench-gpu's bound.
  *
+ * It also measures a device-to-device copy between the two device
+ * buffers (d2d_bytes_per_s: bytes copied per second, each read once and
+ * written once), a measure of the card's memory bandwidth for daosim's
+ * device file.
+ *
  * Usage: dao-gpubw [BYTES [REPEATS]]  (default 256 MiB, 8).
  * Exit status: 0 measured; 1 a CUDA call failed; 2 bad argument;
  * 77 no usable CUDA device.
@@ -13,22 +18,17 @@
  * Safety on lent cards: 2 x BYTES of device memory at most, refused beyond
  * half of what is free; nothing about the card is changed.
  */
-#include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                                    \
-	do {                                                                           \
-		cudaError_t e_ = (call);                                               \
-		if (e_ != cudaSuccess) {                                               \
-			fprintf(stderr, "dao-gpubw: %s: %s\n", #call, cudaGetErrorString(e_)); \
-			exit(1);                                                       \
-		}                                                                      \
-	} while (0)
+#include "gpubench.h"
+
+#define CHECK(call) GPUBENCH_CHECK("dao-gpubw", call)
 
 struct dir {
 	cudaStream_t s;
 	void *host, *dev;
+	void *peer; /* device-to-device: the destination */
 	enum cudaMemcpyKind kind;
 };
 
@@ -36,6 +36,8 @@ static void issue(struct dir *d, size_t bytes)
 {
 	if (d->kind == cudaMemcpyHostToDevice)
 		CHECK(cudaMemcpyAsync(d->dev, d->host, bytes, d->kind, d->s));
+	else if (d->kind == cudaMemcpyDeviceToDevice)
+		CHECK(cudaMemcpyAsync(d->peer, d->dev, bytes, d->kind, d->s));
 	else
 		CHECK(cudaMemcpyAsync(d->host, d->dev, bytes, d->kind, d->s));
 }
@@ -76,23 +78,18 @@ static double measure(struct dir *dirs, int n, size_t bytes, int reps)
 int main(int argc, char **argv)
 {
 	size_t bytes = argc > 1 ? strtoull(argv[1], NULL, 0) : 256ull << 20;
-	int reps = argc > 2 ? atoi(argv[2]) : 8, n = 0, dev = 0, drv = 0;
+	int reps = argc > 2 ? atoi(argv[2]) : 8, dev = 0, drv = 0;
 	struct cudaDeviceProp prop;
 	size_t free_b, total;
-	struct dir d[2];
-	double h2d, d2h, both;
-	cudaError_t err;
+	struct dir d[2], d2d;
+	double h2d, d2h, both, dd;
 
 	if (argc > 3 || !bytes || reps < 1) {
 		fprintf(stderr, "usage: dao-gpubw [BYTES [REPEATS]]\n");
 		return 2;
 	}
-	err = cudaGetDeviceCount(&n);
-	if (err != cudaSuccess || !n) {
-		fprintf(stderr, "dao-gpubw: SKIP: no usable CUDA device (%s)\n",
-			err != cudaSuccess ? cudaGetErrorString(err) : "none visible");
-		return 77;
-	}
+	if (gpubench_device("dao-gpubw"))
+		return GPUBENCH_NODEV;
 	CHECK(cudaGetDevice(&dev));
 	CHECK(cudaGetDeviceProperties(&prop, dev));
 	CHECK(cudaDriverGetVersion(&drv));
@@ -112,10 +109,12 @@ int main(int argc, char **argv)
 	h2d = measure(&d[0], 1, bytes, reps);
 	d2h = measure(&d[1], 1, bytes, reps);
 	both = measure(d, 2, bytes, reps);
+	d2d = (struct dir){ d[0].s, NULL, d[0].dev, d[1].dev, cudaMemcpyDeviceToDevice };
+	dd = measure(&d2d, 1, bytes, reps);
 	printf("{\"gpu\":\"%s\",\"cuda_driver\":%d,\"memory_bytes\":%zu,\"copy_bytes\":%zu,"
 	       "\"repeats\":%d,\"h2d_bytes_per_s\":%.6g,\"d2h_bytes_per_s\":%.6g,"
-	       "\"bidir_bytes_per_s\":%.6g}\n",
-	       prop.name, drv, total, bytes, reps, h2d, d2h, both);
+	       "\"bidir_bytes_per_s\":%.6g,\"d2d_bytes_per_s\":%.6g}\n",
+	       prop.name, drv, total, bytes, reps, h2d, d2h, both, dd);
 	for (int i = 0; i < 2; i++) {
 		CHECK(cudaFreeHost(d[i].host));
 		CHECK(cudaFree(d[i].dev));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * buffers.c - the buffer and view entry points. The handles themselves
- * (tag, generation, slot) are core/registry.c's; records core/record.c's.
+ * (tag, generation, slot) are core/handles.c's; records core/record.c's.
  */
 #include <stdatomic.h>
 #include <stdlib.h>

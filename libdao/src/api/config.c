@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/config.h"
+#include "backend/backends.h"
 #include "base/log.h"
 #include "policy/policy.h"
 
@@ -80,11 +81,6 @@ static dao_status parse_budget(const char *text, uint64_t *bytes, uint32_t *perc
 	return dao_parse_size(text, bytes);
 }
 
-uint64_t config_percent_of(uint64_t total, uint32_t percent)
-{
-	return (uint64_t)((unsigned __int128)total * percent / 100);
-}
-
 static int lookup(const char *text, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -112,8 +108,6 @@ dao_log_level config_log_level(const dao_config *cfg)
 
 dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 {
-	static const char *const backends[] = { NULL, "auto", "host", "cuda-managed", "cuda-explicit" };
-	static const char *const policies[] = { NULL, "dao", "belady", "lru", "fifo" };
 	static const char *const levels[] = { NULL, "silent", "error", "warn", "info", "debug" };
 	dao_config def;
 	const char *v;
@@ -125,7 +119,7 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 	}
 	memset(o, 0, sizeof(*o));
 	if (cfg->size != sizeof(*cfg) || cfg->flags & ~DAO_CONFIG_FLAGS_ALL ||
-	    (unsigned)cfg->backend > DAO_BACKEND_CUDA_EXPLICIT ||
+	    (cfg->backend != DAO_BACKEND_DEFAULT && !dao_backend_entry(cfg->backend)) ||
 	    !policy_valid(cfg->policy) || (unsigned)cfg->log_level > DAO_LOG_DEBUG ||
 	    cfg->lookahead > DAO_MAX_LOOKAHEAD || cfg->device_budget_percent > 100 ||
 	    cfg->reserved0 || cfg->device_budget >= (1ull << 63) || cfg->host_budget >= (1ull << 63))
@@ -143,9 +137,11 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 
 	o->backend = cfg->backend;
 	if (!o->backend && (v = getenv("DAO_BACKEND")) && *v) {
-		if ((i = lookup(v, backends, 5)) <= 0)
+		const struct dao_backend_entry *e = dao_backend_named(v);
+
+		if (!e)
 			return env_error("DAO_BACKEND", v);
-		o->backend = (dao_backend_kind)i;
+		o->backend = e->kind;
 	}
 	o->backend_explicit = o->backend > DAO_BACKEND_AUTO;
 	if (!o->backend)
@@ -153,9 +149,11 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 
 	o->policy = cfg->policy;
 	if (!o->policy && (v = getenv("DAO_POLICY")) && *v) {
-		if ((i = lookup(v, policies, 5)) <= 0)
+		const struct dao_policy_entry *e = policy_named(v);
+
+		if (!e)
 			return env_error("DAO_POLICY", v);
-		o->policy = (dao_policy)i;
+		o->policy = e->id;
 	}
 	o->policy_explicit = o->policy != 0;
 	if (!o->policy)

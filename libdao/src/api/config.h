@@ -9,7 +9,6 @@
 #include "core/device.h"
 
 dao_status config_resolve(const dao_config *cfg, struct resolved_config *out);
-uint64_t config_percent_of(uint64_t total, uint32_t percent);
 /* The level a config asks for (field, else DAO_LOG, else warn), known before
  * anything else of it is checked, so its own errors honour it. */
 dao_log_level config_log_level(const dao_config *cfg);

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * enter.h - the shape every entry point shares: enter the context (its
- * device's lock held, core/registry.h), look up the buffer handle the call
+ * device's lock held, core/handles.h), look up the buffer handle the call
  * names if it names one, do the work, leave. Inline: dao_launch goes
  * through it on every kernel.
  */
 #ifndef DAO_API_ENTER_H
 #define DAO_API_ENTER_H
 
-#include "core/registry.h"
+#include "core/handles.h"
 
 enum api_entry {
 	API_LOOK,  /* reads or changes handles and figures only */

@@ -34,6 +34,22 @@ struct dao_kernel_run {
 
 struct dao_backend;
 
+/*
+ * Why the executor moves a buffer (copy and discard below).
+ * Backends that log what they ask of the device record it
+ * (DAO_CUDA_REQUEST_LOG, Documentation/cuda.md); the others ignore it.
+ */
+enum dao_move_why {
+	DAO_WHY_FETCH,      /* an input of the kernel being prepared */
+	DAO_WHY_PREFETCH,   /* an input, ahead of its kernel */
+	DAO_WHY_EVICT,      /* contents still needed leave the device to make room */
+	DAO_WHY_WRITE_BACK, /* dirty contents copied back; the buffer stays resident */
+	DAO_WHY_OUTPUT,     /* space for an output: its old pages need not come along */
+	DAO_WHY_DEAD,       /* dead contents leave the device to make room */
+	DAO_WHY_HOST,       /* dao_write/dao_read: the pages go to the host first */
+	DAO_WHY_FREE,       /* a freed buffer's pages leave the device */
+};
+
 /* What taking a buffer's contents off the device involves (vacate()). */
 enum dao_vacate {
 	DAO_VACATE_KEEP,    /* nothing moves; the host copy stays as it is */
@@ -43,6 +59,8 @@ enum dao_vacate {
 };
 
 struct dao_backend_ops {
+	/* NULL for a backend of the table (backends.c), which names it; a
+	 * backend built by hand names itself here (dao_backend_name_of). */
 	const char *name;
 	/* The pointer a kernel gets for byte view_off of a buffer placed at
 	 * arena offset dev_off, whose host copy starts at host: the device
@@ -57,9 +75,10 @@ struct dao_backend_ops {
 				 uint64_t *pinned);
 	void (*host_free)(struct dao_backend *be, void *ptr, uint64_t bytes, uint64_t pinned);
 	/* Queue a copy of len bytes between arena offset dev_off and host on
-	 * engine e (H2D or D2H), after fence `after`. Returns its sequence number. */
+	 * engine e (H2D or D2H), after fence `after`, for reason why. Returns
+	 * its sequence number. */
 	uint64_t (*copy)(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
-			 uint64_t len, const dao_fence *after);
+			 uint64_t len, const dao_fence *after, enum dao_move_why why);
 	/* Queue (or run) a kernel after `after`; *seq gets its compute sequence
 	 * number. A failure reported synchronously is returned here, one found
 	 * later by wait(). */
@@ -94,9 +113,15 @@ struct dao_backend_ops {
 	/* Unified backends only (NULL otherwise): the contents of the host
 	 * range [host, host + len) are dead; make its pages resident on the
 	 * device (engine H2D) or on the host (D2H) without moving its bytes,
-	 * after fence `after`. Returns its sequence number on e. */
+	 * after fence `after`, for reason why. Returns its sequence number on e. */
 	uint64_t (*discard)(struct dao_backend *be, enum dao_engine e, void *host, uint64_t len,
-			    const dao_fence *after);
+			    const dao_fence *after, enum dao_move_why why);
+	/* Optional (NULL: nothing to do): the executor is about to touch
+	 * (done false), or has just touched (done true), [host, host + len)
+	 * of a host copy for dao_write (write), dao_read or a host kernel
+	 * (write: it may write). Only for diagnostics: a backend may log it. */
+	void (*host_access)(struct dao_backend *be, const void *host, uint64_t len, bool write,
+			    bool done);
 };
 
 /*
@@ -158,13 +183,33 @@ static inline uint64_t dao_budget_round(uint64_t bytes, uint64_t align)
 	return bytes & ~(align - 1);
 }
 
+/* The bytes a budget comes to: `bytes` when given, else `percent` of a
+ * memory of `total` bytes (the device's, or the host's physical memory).
+ * The one place a percentage becomes bytes: the backends size their arenas
+ * with it, and dao_open a second context's request on a shared device. */
+static inline uint64_t dao_budget_bytes(uint64_t bytes, uint32_t percent, uint64_t total)
+{
+	return bytes ? bytes : (uint64_t)((unsigned __int128)total * percent / 100);
+}
+
+/* What be is called (dao_info, daoctl, the summary): its row's name in the
+ * table of backends (backends.c); a backend built by hand outside it (the
+ * simulator, the tests' models) names itself in its ops. */
+const char *dao_backend_name_of(const struct dao_backend *be);
+
+/* DAO_ERR_CONFIG, and a log line naming the backend and its unit, for a
+ * requested budget below one unit (budget.c); DAO_OK otherwise. Every
+ * backend checks its budget here before it takes anything. */
+dao_status dao_budget_check(const char *backend, uint64_t budget, uint64_t unit);
+
 /* Constructors. Each returns a backend whose arena spans `budget` bytes,
- * rounded by dao_budget_round(). */
-dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out);
+ * rounded by dao_budget_round(), or refuses a budget below its unit
+ * (dao_budget_check), naming itself `name` (its row's in backends.c). */
+dao_status dao_backend_host_create(const char *name, uint64_t budget, struct dao_backend **out);
 /* Total memory of the host backend's "device" (physical memory). */
 uint64_t dao_host_memory_bytes(void);
 
 /* dao_open_on_backend, which opens a context on a backend built by hand
- * (api/registry.c), is declared in dao_sim.h. */
+ * (api/open.c), is declared in dao_sim.h. */
 
 #endif /* DAO_BACKEND_H */

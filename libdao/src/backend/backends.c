@@ -4,6 +4,7 @@
  * the CUDA kinds stay in the table and refuse to open, saying why.
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "backend/backends.h"
 #include "base/log.h"
@@ -11,52 +12,63 @@
 #include "backend/cuda/cuda_backend.h"
 #endif
 
-static dao_status host_open(uint64_t budget, uint32_t percent, struct dao_backend **out)
+static dao_status host_open(const struct dao_backend_entry *self, uint64_t budget,
+			    uint32_t percent, struct dao_backend **out)
 {
-	if (!budget)
-		budget = (uint64_t)((unsigned __int128)dao_host_memory_bytes() * percent / 100);
-	return dao_backend_host_create(budget, out);
+	return dao_backend_host_create(self->name,
+				       dao_budget_bytes(budget, percent, dao_host_memory_bytes()),
+				       out);
 }
 
+static dao_status cuda_open(const struct dao_backend_entry *self, uint64_t budget,
+			    uint32_t percent, struct dao_backend **out)
+{
 #ifdef DAO_HAVE_CUDA
-static dao_status cuda_managed_open(uint64_t budget, uint32_t percent, struct dao_backend **out)
-{
-	return dao_backend_cuda_create(DAO_BACKEND_CUDA_MANAGED, budget, percent, out);
-}
-
-static dao_status cuda_explicit_open(uint64_t budget, uint32_t percent, struct dao_backend **out)
-{
-	return dao_backend_cuda_create(DAO_BACKEND_CUDA_EXPLICIT, budget, percent, out);
-}
+	return dao_backend_cuda_create(self->kind, self->name, budget, percent, out);
 #else
-static dao_status no_cuda(dao_backend_kind kind)
-{
-	dao_err("backend %s: this libdao was built without CUDA support", dao_backend_name(kind));
+	dao_err("backend %s: this libdao was built without CUDA support", self->name);
 	return DAO_ERR_BACKEND;
-}
-
-static dao_status cuda_managed_open(uint64_t budget, uint32_t percent, struct dao_backend **out)
-{
-	return no_cuda(DAO_BACKEND_CUDA_MANAGED);
-}
-
-static dao_status cuda_explicit_open(uint64_t budget, uint32_t percent, struct dao_backend **out)
-{
-	return no_cuda(DAO_BACKEND_CUDA_EXPLICIT);
-}
 #endif
+}
 
+/* In the order of their kinds: dao.h numbers them from 1 without a gap,
+ * and the tools list them by asking dao_backend_name for 1, 2, ... until
+ * it says "unknown" (tools/kinds/kinds.h). */
 static const struct dao_backend_entry backends[] = {
-	[DAO_BACKEND_HOST] = { DAO_BACKEND_HOST, "host", host_open },
-	[DAO_BACKEND_CUDA_MANAGED] = { DAO_BACKEND_CUDA_MANAGED, "cuda-managed", cuda_managed_open },
-	[DAO_BACKEND_CUDA_EXPLICIT] = { DAO_BACKEND_CUDA_EXPLICIT, "cuda-explicit", cuda_explicit_open },
+	{ DAO_BACKEND_AUTO, "auto", NULL },
+	{ DAO_BACKEND_HOST, "host", host_open },
+	{ DAO_BACKEND_CUDA_MANAGED, "cuda-managed", cuda_open },
+	{ DAO_BACKEND_CUDA_EXPLICIT, "cuda-explicit", cuda_open },
 };
 
 const struct dao_backend_entry *dao_backend_entry(dao_backend_kind kind)
 {
-	if ((unsigned)kind >= sizeof(backends) / sizeof(backends[0]) || !backends[kind].create)
-		return NULL;
-	return &backends[kind];
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i].kind == kind)
+			return &backends[i];
+	return NULL;
+}
+
+const struct dao_backend_entry *dao_backend_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (!strcmp(backends[i].name, name))
+			return &backends[i];
+	return NULL;
+}
+
+const char *dao_backend_name(dao_backend_kind kind)
+{
+	const struct dao_backend_entry *e = dao_backend_entry(kind);
+
+	if (kind == DAO_BACKEND_DEFAULT)
+		return "default";
+	return e ? e->name : "unknown";
+}
+
+const char *dao_backend_name_of(const struct dao_backend *be)
+{
+	return be->ops->name ? be->ops->name : dao_backend_name(be->kind);
 }
 
 dao_backend_kind dao_backend_auto_kind(void)

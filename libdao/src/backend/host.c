@@ -50,6 +50,8 @@ struct host_backend {
 
 /* Smaller host copies are not worth a pin (and a page each). */
 #define PIN_MIN_BYTES (64u << 10)
+/* The allocation unit (dao.h): any offset of it suits every type. */
+#define HOST_UNIT 256u
 
 static uint64_t page_round(const struct host_backend *h, uint64_t bytes)
 {
@@ -165,7 +167,7 @@ static void host_free(struct dao_backend *be, void *ptr, uint64_t bytes, uint64_
 }
 
 static uint64_t host_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
-			  uint64_t len, const dao_fence *after)
+			  uint64_t len, const dao_fence *after, enum dao_move_why why)
 {
 	struct host_backend *h = hb(be);
 	uint64_t seq;
@@ -261,7 +263,6 @@ static void host_destroy(struct dao_backend *be)
 }
 
 static const struct dao_backend_ops host_ops = {
-	.name = "host",
 	.kernel_ptr = host_kernel_ptr,
 	.host_alloc = host_alloc,
 	.host_free = host_free,
@@ -273,11 +274,15 @@ static const struct dao_backend_ops host_ops = {
 	DAO_SEPARATE_MEMORY_OPS,
 };
 
-dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
+dao_status dao_backend_host_create(const char *name, uint64_t budget, struct dao_backend **out)
 {
-	struct host_backend *h = calloc(1, sizeof(*h));
+	struct host_backend *h;
 	long page = sysconf(_SC_PAGESIZE);
+	dao_status st = dao_budget_check(name, budget, HOST_UNIT);
 
+	if (st != DAO_OK)
+		return st;
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return DAO_ERR_NOMEM;
 	h->base.ops = &host_ops;
@@ -292,7 +297,7 @@ dao_status dao_backend_host_create(uint64_t budget, struct dao_backend **out)
 		.mem_bytes_per_s = 8e9,
 	};
 	h->base.device_memory = dao_host_memory_bytes();
-	h->base.align = 256;
+	h->base.align = HOST_UNIT;
 	h->base.contiguous = true;
 	h->base.arena_bytes = dao_budget_round(budget, h->base.align);
 	h->arena_map = (h->base.arena_bytes + (uint64_t)page - 1) & ~((uint64_t)page - 1);

@@ -339,7 +339,7 @@ static void sim_host_free(struct dao_backend *be, void *ptr, uint64_t bytes, uin
 }
 
 static uint64_t sim_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
-			 uint64_t len, const dao_fence *after)
+			 uint64_t len, const dao_fence *after, enum dao_move_why why)
 {
 	struct sim_backend *s = to_sim(be);
 	uint64_t start, ready;

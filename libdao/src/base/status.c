@@ -27,27 +27,3 @@ const char *dao_strerror(dao_status status)
 	}
 	return "unknown status";
 }
-
-const char *dao_backend_name(dao_backend_kind kind)
-{
-	switch (kind) {
-	case DAO_BACKEND_DEFAULT: return "default";
-	case DAO_BACKEND_AUTO: return "auto";
-	case DAO_BACKEND_HOST: return "host";
-	case DAO_BACKEND_CUDA_MANAGED: return "cuda-managed";
-	case DAO_BACKEND_CUDA_EXPLICIT: return "cuda-explicit";
-	}
-	return "unknown";
-}
-
-const char *dao_policy_name(dao_policy policy)
-{
-	switch (policy) {
-	case DAO_POLICY_DEFAULT: return "default";
-	case DAO_POLICY_DAO: return "dao";
-	case DAO_POLICY_BELADY: return "belady";
-	case DAO_POLICY_LRU: return "lru";
-	case DAO_POLICY_FIFO: return "fifo";
-	}
-	return "unknown";
-}

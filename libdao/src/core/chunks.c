@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * chunks.c - huge-page-sized mappings for records (record.c) and the first
- * slot table of a context (registry.c).
+ * slot table of a context (handles.c).
  *
  * On a virtual machine the first touch of a fresh page costs far more than
  * anything a create does (a 4 KiB fault 10-15 us, a 2 MiB huge-page fault

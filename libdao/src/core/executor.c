@@ -94,11 +94,68 @@ static void run_kernel(struct device *d, struct op *op)
 	res_prefetch(d);
 }
 
+/*
+ * A host kernel (dao.h: DAO_LAUNCH_HOST): its operands are made current on
+ * the host, the copies for the next kernels are issued, and the executor
+ * waits until the host copies are idle before it calls the function with
+ * them. Nothing goes to the device's compute engine: what the function
+ * wrote is ordered before what follows because the executor issues that
+ * only after the function returns.
+ */
+static void run_host_kernel(struct device *d, struct op *op)
+{
+	struct ctx *c = op->ctx;
+	dao_fence idle;
+	dao_status st;
+	int rc = 0;
+
+	if (c->failure || d->failure) {
+		res_skip(d, op);
+		return;
+	}
+	d->q.pinned_op = op;
+	st = res_prepare_host_kernel(d, op, &idle);
+	if (st == DAO_OK) {
+		res_prefetch(d);
+		st = res_wait(d, &idle);
+	}
+	if (st != DAO_OK) {
+		dao_err("host kernel %s could not be given its operands: %s",
+			op->name ? op->name : "(unnamed)", dao_strerror(st));
+		__atomic_store_n(&c->failure, st, __ATOMIC_RELAXED);
+		d->q.pinned_op = NULL;
+		res_retire(d, op);
+		return;
+	}
+	if (op->fn) {
+		dao_kernel_args args = { .user = op->user, .ptrs = op->ptrs, .sizes = op->sizes,
+					 .count = op->nargs };
+
+		res_host_kernel_touch(d, op, false);
+		dev_unlock(d);
+		rc = op->fn(&args);
+		dev_lock(d);
+		res_host_kernel_touch(d, op, true);
+	}
+	if (rc && !c->failure) {
+		dao_err("kernel %s failed", op->name ? op->name : "(unnamed)");
+		__atomic_store_n(&c->failure, DAO_ERR_KERNEL, __ATOMIC_RELAXED);
+	}
+	d->stats.kernels++;
+	res_after_host_kernel(d, op);
+	d->q.pinned_op = NULL;
+	res_retire(d, op);
+	res_prefetch(d);
+}
+
 static void process(struct device *d, struct op *op)
 {
 	switch (op->kind) {
 	case OP_KERNEL:
-		run_kernel(d, op);
+		if (op->on_host)
+			run_host_kernel(d, op);
+		else
+			run_kernel(d, op);
 		break;
 	case OP_WRITE:
 		op->result = op->ctx->failure || d->failure ? DAO_ERR_FAILED : res_host_write(d, op);

@@ -18,9 +18,10 @@
  * ends: the next decision may have to take the space that kernel frees.
  * The next kernel is always due, the one after it whenever it still needs
  * bytes; farther ones only where copying, not computing, sets the pace.
- * The policy (core/residency.c) lets a due fetch evict a victim that
- * Belady's order would keep for now only when waiting for the better
- * victim (freed when its last use before k ends) would also be late.
+ * The dao policy (policy/dao.c, asked through core/ask.c) lets a due
+ * fetch evict a victim that Belady's order would keep for now only when
+ * waiting for the better victim (freed when its last use before k ends)
+ * would also be late.
  *
  * Times come from the flops each launch declared, its operand bytes and
  * the backend's rates (backend.h: struct dao_rates), as the simulator
@@ -106,7 +107,8 @@ uint64_t horizon_peak_room(const struct device *d)
 	for (; op && n < HORIZON_SCAN_OPS; op = op->next, n++) {
 		if (op->kind != OP_KERNEL)
 			continue;
-		for (uint32_t i = 0; i < op->nopnd; i++) {
+		/* A host kernel places nothing (its operands stay on the host). */
+		for (uint32_t i = 0; i < op->nopnd && !op->on_host; i++) {
 			const struct opnd *u = &op->opnd[i];
 
 			if (!u->rec->blk && u->rec->use_head == u)
@@ -124,11 +126,14 @@ uint64_t horizon_peak_room(const struct device *d)
 	return peak;
 }
 
-/* Bytes of op's inputs that are not on the device. */
+/* Bytes of op's inputs that are not on the device (none for a host
+ * kernel, which fetches nothing). */
 static uint64_t missing_bytes(const struct op *op)
 {
 	uint64_t bytes = 0;
 
+	if (op->on_host)
+		return 0;
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		const struct opnd *u = &op->opnd[i];
 

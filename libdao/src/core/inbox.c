@@ -26,6 +26,7 @@
  * window than the ring holds takes dev->mu once the ring is full. */
 #define INBOX_CELLS 256u
 
+
 bool inbox_init(struct device *d)
 {
 	struct dev_inbox *ib = &d->inbox;
@@ -71,7 +72,7 @@ static struct op *op_of(const struct dev_inbox *ib, uint64_t pos)
  * acquire load pairs with inbox_retire's release: the executor is done
  * with the cell's old op before this thread writes the new one.
  */
-struct inbox_cell *inbox_claim(struct device *d, uint64_t *out)
+static struct inbox_cell *inbox_claim(struct device *d, uint64_t *out)
 {
 	struct dev_inbox *ib = &d->inbox;
 	uint64_t pos = __atomic_load_n(&ib->tail, __ATOMIC_RELAXED);
@@ -97,7 +98,7 @@ struct inbox_cell *inbox_claim(struct device *d, uint64_t *out)
  * look at the cells before it sleeps (executor.c): of the two, at least
  * one sees the other's store, so a published op never waits for a sleeping
  * executor. */
-void inbox_publish(struct device *d, uint64_t pos)
+static void inbox_publish(struct device *d, uint64_t pos)
 {
 	struct dev_inbox *ib = &d->inbox;
 	const char *next = (const char *)&ib->cell[(pos + 1) & (ib->cells - 1)];
@@ -110,7 +111,7 @@ void inbox_publish(struct device *d, uint64_t pos)
 		prefetch_for_write(next + off);
 }
 
-void inbox_kick(struct device *d)
+static void inbox_kick(struct device *d)
 {
 	int me = sched_getcpu();
 
@@ -127,7 +128,107 @@ void inbox_kick(struct device *d)
 	}
 }
 
-/* The op of a published cell, in the memory only this side writes. */
+/*
+ * A full window, seen without dev->mu: while the executor runs on another
+ * CPU, watch it finish ops until c's queue is down to half the window (the
+ * hysteresis of queue_wait_window), without taking dev->mu, which the
+ * executor needs after every op. false when the executor shares this CPU
+ * or stops finishing ops for DEV_SPIN_NS: then the launch waits with
+ * dev->mu, asleep.
+ */
+static bool window_spin(struct ctx *c)
+{
+	struct device *d = c->dev;
+	int exec = __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED), me = sched_getcpu();
+
+	if (exec < 0 || me < 0 || exec == me)
+		return false;
+	for (;;) {
+		uint64_t seen = __atomic_load_n(&d->q.finished, __ATOMIC_RELAXED);
+
+		if (ctx_queued(c) <= d->lookahead / 2)
+			return true;
+		if (__atomic_load_n(&c->failure, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&d->failure, __ATOMIC_RELAXED) ||
+		    !dev_spin_until_changed(&d->q.finished, seen, NULL, 0))
+			return false;
+	}
+}
+
+static bool failed(const struct ctx *c)
+{
+	return __atomic_load_n(&c->failure, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&c->dev->failure, __ATOMIC_RELAXED);
+}
+
+enum inbox_result inbox_launch_begin(struct ctx *c)
+{
+	if ((ctx_window_full(c, c->dev->lookahead) && !window_spin(c)) || failed(c))
+		return INBOX_LOCKED;
+	pthread_mutex_lock(&c->slot_mu);
+	return INBOX_OPEN;
+}
+
+void inbox_launch_abort(struct ctx *c)
+{
+	pthread_mutex_unlock(&c->slot_mu);
+}
+
+enum inbox_result inbox_launch_commit(struct ctx *c, const struct launch *l,
+				      const struct karg *args, const struct opnd *opnd,
+				      uint32_t nopnd)
+{
+	struct device *d = c->dev;
+	struct inbox_cell *cell;
+	uint64_t pos;
+
+	/* Again under slot_mu, which the context's other launches take
+	 * too: the window holds exactly as it does on the locked path. */
+	if (ctx_window_full(c, d->lookahead)) {
+		pthread_mutex_unlock(&c->slot_mu);
+		return INBOX_LOCKED;
+	}
+	/* Counted before the cell is written: a locked add after those
+	 * writes would wait for all of them to reach the cache. */
+	__atomic_fetch_add(&c->launched, 1, __ATOMIC_RELAXED);
+	cell = inbox_claim(d, &pos);
+	if (!cell) {
+		pthread_mutex_unlock(&c->slot_mu);
+		return INBOX_FULL;
+	}
+	/* What the op needs and no more: the side that holds dev->mu
+	 * builds the op from it (op_from_cell). */
+	cell->fn = l->fn;
+	cell->user = l->user;
+	cell->ctx = c;
+	cell->flops = l->flops;
+	cell->nargs = (uint32_t)l->count;
+	cell->nopnd = nopnd;
+	cell->named = l->name != NULL;
+	memcpy(cell->args, args, l->count * sizeof(*args));
+	memcpy(cell->opnd, opnd, nopnd * sizeof(*opnd));
+	if (l->name) {
+		memcpy(cell->name, l->name, l->namelen);
+		cell->name[l->namelen] = 0;
+	}
+	inbox_publish(d, pos);
+	pthread_mutex_unlock(&c->slot_mu);
+	inbox_kick(d);
+	return INBOX_QUEUED;
+}
+
+void inbox_launch_uncount(struct ctx *c)
+{
+	/* Under dev->mu, where the executor decides whom to wake: a launch
+	 * asleep on this window may have missed its turn. */
+	__atomic_fetch_sub(&c->launched, 1, __ATOMIC_RELAXED);
+	if (c->dev->done_waiters)
+		pthread_cond_broadcast(&c->dev->done_cv);
+}
+
+/* The op of a published cell, in the memory only this side writes: the
+ * cell holds the op's own arrays (launch_resolve's form), copied as they
+ * are. */
 static struct op *op_from_cell(struct dev_inbox *ib, uint64_t pos)
 {
 	const struct inbox_cell *cl = &ib->cell[pos & (ib->cells - 1)];
@@ -145,12 +246,8 @@ static struct op *op_from_cell(struct dev_inbox *ib, uint64_t pos)
 	op->nopnd = cl->nopnd;
 	op->in_inbox = true;
 	op->ticket = pos;
-	for (uint32_t i = 0; i < cl->nargs; i++) {
-		op->args[i] = cl->args[i];
-		op->sizes[i] = cl->args[i].len;
-	}
-	for (uint32_t i = 0; i < cl->nopnd; i++)
-		op->opnd[i] = (struct opnd){ .rec = cl->opnd[i].rec, .mode = cl->opnd[i].mode };
+	memcpy(op->args, cl->args, cl->nargs * sizeof(*op->args));
+	memcpy(op->opnd, cl->opnd, cl->nopnd * sizeof(*op->opnd));
 	return op;
 }
 

@@ -7,6 +7,8 @@
 #ifndef DAO_CORE_INBOX_H
 #define DAO_CORE_INBOX_H
 
+#include <sched.h>
+
 #include "core/objects.h"
 
 /* At device creation: an inbox unless the device is deterministic or
@@ -27,16 +29,46 @@ static inline uint64_t *inbox_seq(const struct dev_inbox *ib, uint64_t pos)
 	return &ib->seq[(pos & (ib->cells - 1)) * INBOX_SEQ_STRIDE];
 }
 
+/* Whether a launch of count operands named with namelen characters may go
+ * through the inbox: the launch fits a cell and the executor runs on
+ * another CPU (on this one the two never run at once and nothing is gained,
+ * while turning a cell into an op costs the executor about 200
+ * instructions per kernel: Documentation/benchmarks.md). The CPU is asked
+ * last, only of a launch that could go. */
+static inline bool inbox_takes(const struct device *d, size_t count, size_t namelen)
+{
+	return inbox_enabled(d) && count <= INBOX_OPERANDS && namelen < INBOX_NAME_MAX &&
+	       __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED) != sched_getcpu();
+}
+
+enum inbox_result {
+	INBOX_OPEN,   /* begun: c->slot_mu is held, resolve and commit (or abort) */
+	INBOX_QUEUED, /* committed: published, nothing held */
+	INBOX_LOCKED, /* take dev->mu and launch there: a full window (it waits
+			 there) or a failed context or device (it says so) */
+	INBOX_FULL,   /* the same, and the op was counted into c's window
+			 already: the locked side takes it out again */
+};
+
 /*
- * Job side, with c->slot_mu held and without dev->mu: claim the next cell,
- * or NULL when the ring is full (the caller takes dev->mu instead). The
- * cell is the caller's to fill in (every field but name, which only when
- * named) until inbox_publish hands it over; *pos is its position.
+ * The job's side of the inbox, c entered without dev->mu, in three steps:
+ * begin takes c->slot_mu (which every writer of the handle slots holds
+ * too, so no handle looked up under it can be released before its cell is
+ * claimed) unless the window is full or c failed; the caller then
+ * resolves the operands (launch_resolve, core/launch.h) and, if they are
+ * good, commits: the cell is claimed, filled in with the resolved arrays
+ * and published before slot_mu is let go, so that a release that follows
+ * finds the op (inbox_drain_all); else it aborts. Operands of at most
+ * INBOX_OPERANDS, so that they resolve without dev->mu.
  */
-struct inbox_cell *inbox_claim(struct device *d, uint64_t *pos);
-void inbox_publish(struct device *d, uint64_t pos);
-/* After inbox_publish and c->slot_mu: wake the executor if it sleeps. */
-void inbox_kick(struct device *d);
+enum inbox_result inbox_launch_begin(struct ctx *c);
+enum inbox_result inbox_launch_commit(struct ctx *c, const struct launch *l,
+				      const struct karg *args, const struct opnd *opnd,
+				      uint32_t nopnd);
+void inbox_launch_abort(struct ctx *c);
+/* After INBOX_FULL, with dev->mu held: the op the commit counted into c's
+ * window is not in it. */
+void inbox_launch_uncount(struct ctx *c);
 
 /* With dev->mu held: move every published op, in position order, into
  * the queue and the table. inbox_drain stops at the first cell claimed but

@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/fence.h"
@@ -39,6 +40,7 @@ struct dao_backend;
 struct dao_pin;
 struct dao_publisher;
 struct dao_policy_ops;
+struct policy_use;
 
 #define DAO_MAX_OPERANDS 4096u
 #define DAO_MAX_LOOKAHEAD 65536u
@@ -69,6 +71,22 @@ struct karg {
 	uint64_t len;
 };
 
+/* One dao_launch_named call as the job made it (checked by the API:
+ * operands non-NULL when counted, at most DAO_MAX_OPERANDS, modes valid),
+ * until it is an op (core/launch.h). */
+struct launch {
+	const char *name; /* NULL: unnamed */
+	size_t namelen;   /* strnlen(name, LAUNCH_NAME_MAX) */
+	uint64_t flops;
+	uint32_t flags; /* DAO_LAUNCH_*: the inbox takes only 0 */
+	dao_kernel_fn fn;
+	void *user;
+	const dao_operand *ops;
+	size_t count;
+};
+
+#define LAUNCH_NAME_MAX 255u
+
 enum op_kind { OP_KERNEL, OP_WRITE, OP_READ, OP_FREE, OP_ITER, OP_SYNC };
 
 struct op {
@@ -77,6 +95,7 @@ struct op {
 	struct ctx *ctx;
 	uint64_t seq; /* logical time: position in the device's op stream */
 	/* OP_KERNEL */
+	bool on_host; /* a host kernel (DAO_LAUNCH_HOST): works on host copies */
 	dao_kernel_fn fn;
 	void *user;
 	const char *name;
@@ -245,11 +264,9 @@ struct inbox_cell {
 	uint32_t nargs;
 	uint32_t nopnd;
 	bool named;
+	/* The op's own arrays (core/launch.h), copied into it as they are. */
 	struct karg args[INBOX_OPERANDS];
-	struct inbox_opnd {
-		struct rec *rec;
-		uint8_t mode;
-	} opnd[INBOX_OPERANDS];
+	struct opnd opnd[INBOX_OPERANDS];
 	char name[INBOX_NAME_MAX];
 };
 
@@ -277,6 +294,15 @@ struct dev_residency {
 	uint64_t iter_no;
 	uint64_t iter_start;
 	uint64_t prev_iter_len; /* 0 until one iteration completed */
+	/* Evicting dirty data costs a write-back that evicting clean data
+	 * does not (the backend's clean_evict_copies is false). */
+	bool dirty_costs;
+	/* A host kernel's touch of a host copy moves the device copy's
+	 * pages (the backend's host_access_vacates: unified memory). */
+	bool host_vacates;
+	/* The facts of an op's uses for the policy's queued hook (policy.h),
+	 * DAO_MAX_OPERANDS of them; NULL when the policy has none. */
+	struct policy_use *pol_uses;
 };
 
 /*
@@ -301,7 +327,8 @@ struct device {
 	struct dao_backend *be __attribute__((aligned(64)));
 	dao_backend_kind kind;
 	dao_policy policy;
-	const struct dao_policy_ops *pol; /* what the policy varies (policy/policy.h) */
+	const struct dao_policy_ops *pol; /* the policy's decisions (policy/policy.h) */
+	void *pol_state; /* its state for this device (NULL: stateless) */
 	uint32_t lookahead;
 	uint32_t flags;
 	uint64_t budget;
@@ -316,7 +343,7 @@ struct device {
 	int push_cpu;
 	/* The executor's CPU when it finished its last op, written when it
 	 * changes: waiters spin while it is another CPU (queue.c), and a
-	 * launch from its CPU takes dev->mu instead of the inbox (submit.c). */
+	 * launch from its CPU takes dev->mu instead of the inbox (inbox.h). */
 	int exec_cpu;
 	uint64_t host_budget;
 	/* Bytes of live owning buffers: atomic, creates add without dev->mu. */
@@ -324,6 +351,7 @@ struct device {
 	bool shared;
 	uint32_t nctx;
 	uint32_t serial; /* registry bookkeeping */
+	struct device *shared_next; /* the next shared device (api/open.c) */
 
 	struct dev_queue q __attribute__((aligned(64))); /* queue.c, executor.c */
 	struct dev_inbox inbox;   /* inbox.c */
@@ -366,7 +394,7 @@ struct ctx {
 
 	/* Written by the job's calls. API calls in flight, plus CTX_CLOSING
 	 * once dao_close began: one atomic word, so a call leaves without the
-	 * registry mutex (core/registry.c). */
+	 * registry mutex (core/handles.c). */
 	uint32_t calls __attribute__((aligned(64)));
 	/* Taken, besides dev->mu, by whoever writes the slot table, and
 	 * alone by a launch through the inbox (core/inbox.c). */
@@ -375,7 +403,7 @@ struct ctx {
 	uint32_t nslots;
 	uint32_t free_head; /* 1-based; 0 none */
 	/* Slots below it were handed out once; those above are untouched.
-	 * Atomic: lookups without slot_mu read it (core/registry.c). */
+	 * Atomic: lookups without slot_mu read it (core/handles.c). */
 	uint32_t fresh;
 	uint64_t live_handles;
 	/* Ops queued so far (atomic: launches through the inbox count
@@ -425,6 +453,14 @@ static inline bool ctx_window_full(struct ctx *c, uint64_t lookahead)
 	seen = __atomic_load_n(&c->finished, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&c->finished_seen, seen, __ATOMIC_RELAXED);
 	return __atomic_load_n(&c->launched, __ATOMIC_RELAXED) - seen > lookahead;
+}
+
+/* DAO_ERR_FAILED once c or its device failed: nothing more is queued. */
+static inline dao_status ctx_usable(const struct ctx *c)
+{
+	if (c->failure || c->dev->failure)
+		return DAO_ERR_FAILED;
+	return DAO_OK;
 }
 
 static inline bool rec_dirty(const struct rec *r)

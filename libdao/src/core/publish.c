@@ -124,7 +124,7 @@ static void fill_header(struct dao_pub_header *h, const struct device *d, uint32
 	h->host_budget = d->host_budget;
 	copy_text(h->job, sizeof(h->job),
 		  d->job_name[0] ? d->job_name : program_invocation_short_name);
-	copy_text(h->backend, sizeof(h->backend), d->be->ops->name);
+	copy_text(h->backend, sizeof(h->backend), dao_backend_name_of(d->be));
 	copy_text(h->policy, sizeof(h->policy), dao_policy_name(d->policy));
 	h->slurm_job_id = d->slurm_job_id;
 }

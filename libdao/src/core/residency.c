@@ -2,7 +2,8 @@
 /*
  * residency.c - what moves where: reserving device space (evicting by the
  * policy's order), fetching, writing back, prefetching along the window,
- * host accesses, freeing. Runs on the executor with dev->mu held.
+ * host accesses, freeing. Runs on the executor with dev->mu held. Where a
+ * move is the policy's to decide, core/ask.c asks it.
  *
  * A record's data is in one of three places: the device copy (dev_valid),
  * the host copy (host_valid; for a buffer never touched, "the job's initial
@@ -13,12 +14,11 @@
 
 #include "backend/backend.h"
 #include "base/log.h"
-#include "core/horizon.h"
+#include "core/ask.h"
 #include "core/record.h"
 #include "core/lock.h"
 #include "core/residency.h"
 #include "core/victim.h"
-#include "policy/policy.h"
 
 dao_status res_wait(struct device *d, const dao_fence *f)
 {
@@ -50,16 +50,17 @@ static dao_status ensure_host(struct device *d, struct rec *r)
 	return st;
 }
 
-static uint64_t copy(struct device *d, enum dao_engine e, struct rec *r, const dao_fence *after)
+static uint64_t copy(struct device *d, enum dao_engine e, struct rec *r, const dao_fence *after,
+		     enum dao_move_why why)
 {
-	uint64_t seq = d->be->ops->copy(d->be, e, r->blk->off, r->host, r->size, after);
+	uint64_t seq = d->be->ops->copy(d->be, e, r->blk->off, r->host, r->size, after, why);
 
 	dao_fence_add(&d->issued, e, seq);
 	return seq;
 }
 
 /* Copy the device copy back to the host copy; the record stays resident. */
-static dao_status write_back(struct device *d, struct rec *r)
+static dao_status write_back(struct device *d, struct rec *r, enum dao_move_why why)
 {
 	dao_fence after = r->busy;
 	dao_status st = ensure_host(d, r);
@@ -69,7 +70,7 @@ static dao_status write_back(struct device *d, struct rec *r)
 		return st;
 	dao_fence_join(&after, &r->ready);
 	dao_fence_join(&after, &r->host_busy);
-	seq = copy(d, DAO_ENGINE_D2H, r, &after);
+	seq = copy(d, DAO_ENGINE_D2H, r, &after, why);
 	dao_fence_add(&r->host_busy, DAO_ENGINE_D2H, seq);
 	dao_fence_add(&r->busy, DAO_ENGINE_D2H, seq);
 	r->host_valid = true;
@@ -86,61 +87,11 @@ static bool data_needed(const struct rec *r)
 	return !r->released;
 }
 
-/* How far ahead of execution the executor fetches, in bytes. Fetching
- * earlier than needed to hide the copy only makes it decide with staler
- * next-use information (and so move more); a few of the largest buffers
- * keep the copy engine busy. (A cap in modeled time, the h2d time of the
- * bytes ahead against the compute before their kernel, was measured and
- * left far more copy time exposed: Documentation/daosim.md.) */
-static bool ahead_allowed(const struct device *d, const struct rec *r)
+/* An operand of the host kernel running now (res_prepare_host_kernel):
+ * pinned but not placed. Its host copy is the kernel's until it returns. */
+static bool held_on_host(const struct rec *r)
 {
-	uint64_t cap = d->budget / 64;
-
-	if (cap < 3 * r->asize)
-		cap = 3 * r->asize;
-	return !d->res.pf_bytes || d->res.pf_bytes + r->asize <= cap;
-}
-
-/* How many queued ops a prefetch looks through before deciding. */
-#define PREFETCH_SCAN_OPS 256
-
-/* The better victim rule 2 waits for: its key, and the op whose end frees it. */
-struct better_victim {
-	uint64_t key;
-	const struct op *freed_by;
-};
-
-static void best_after(struct device *d, const struct op *op, struct better_victim *best)
-{
-	for (uint32_t i = 0; i < op->nopnd; i++) {
-		const struct opnd *u = &op->opnd[i];
-
-		if (u->rec->blk) {
-			uint64_t k = victim_key_after(d, u);
-
-			if (k > best->key)
-				*best = (struct better_victim){ k, op };
-		}
-	}
-}
-
-/*
- * The best victim that a resident record used before `target` will be once
- * that use is done (the running op's operands included). Fetching for
- * target now by evicting a worse victim would be harm Belady would not do
- * at target's turn: then wait.
- */
-static struct better_victim best_victim_before(struct device *d, const struct op *target)
-{
-	struct better_victim best = { 0, NULL };
-	unsigned n = 0;
-
-	if (d->q.pinned_op)
-		best_after(d, d->q.pinned_op, &best);
-	for (const struct op *op = d->q.head; op && op != target && n < PREFETCH_SCAN_OPS;
-	     op = op->next, n++)
-		best_after(d, op, &best);
-	return best;
+	return r->pin && !r->blk;
 }
 
 static void forget_ahead(struct device *d, struct rec *r)
@@ -177,7 +128,8 @@ static void drop_block(struct device *d, struct rec *r)
  * (engine D2H: to the host, H2D: onto the device). The contents are dead
  * from then on, on both sides.
  */
-static dao_status discard(struct device *d, struct rec *r, enum dao_engine e)
+static dao_status discard(struct device *d, struct rec *r, enum dao_engine e,
+			  enum dao_move_why why)
 {
 	dao_fence after = r->ready;
 	dao_status st = ensure_host(d, r);
@@ -187,7 +139,7 @@ static dao_status discard(struct device *d, struct rec *r, enum dao_engine e)
 		return st;
 	dao_fence_join(&after, &r->busy);
 	dao_fence_join(&after, &r->host_busy);
-	seq = d->be->ops->discard(d->be, e, r->host, r->size, &after);
+	seq = d->be->ops->discard(d->be, e, r->host, r->size, &after, why);
 	dao_fence_add(&d->issued, e, seq);
 	dao_fence_add(&r->ready, e, seq);
 	dao_fence_add(&r->busy, e, seq);
@@ -199,17 +151,19 @@ static dao_status discard(struct device *d, struct rec *r, enum dao_engine e)
 /*
  * Take r's contents off the device, before its space is given back, as the
  * backend says it must be done (backend.h: vacate); *moved tells whether
- * that copies bytes.
+ * that copies bytes. copy_why and dead_why say why, for a copy and for a
+ * discard.
  */
-static dao_status vacate(struct device *d, struct rec *r, bool *moved)
+static dao_status vacate(struct device *d, struct rec *r, bool *moved,
+			 enum dao_move_why copy_why, enum dao_move_why dead_why)
 {
 	*moved = false;
 	switch (d->be->ops->vacate(d->be, r->dev_valid, rec_dirty(r), data_needed(r))) {
 	case DAO_VACATE_COPY:
 		*moved = true;
-		return write_back(d, r);
+		return write_back(d, r, copy_why);
 	case DAO_VACATE_DISCARD:
-		return discard(d, r, DAO_ENGINE_D2H);
+		return discard(d, r, DAO_ENGINE_D2H, dead_why);
 	case DAO_VACATE_FORGET:
 		r->host_valid = false; /* dead data: nothing to keep */
 		return DAO_OK;
@@ -231,7 +185,7 @@ static void rewind_prefetch(struct device *d, const struct opnd *u)
 static dao_status evict(struct device *d, struct rec *r)
 {
 	bool moved;
-	dao_status st = vacate(d, r, &moved);
+	dao_status st = vacate(d, r, &moved, DAO_WHY_EVICT, DAO_WHY_DEAD);
 
 	if (st != DAO_OK)
 		return st;
@@ -244,47 +198,28 @@ static dao_status evict(struct device *d, struct rec *r)
 	return DAO_OK;
 }
 
-/*
- * A prefetch waits while a record used before its kernel will be a better
- * victim then (rule 2), which keeps the bytes moved at Belady's. dao lets
- * a fetch go as soon as it does no harm (evicts nothing needed sooner)
- * when it is due in modeled time (core/horizon.c: put off to the next
- * decision it would arrive late) and waiting for that better victim would
- * make it late too, so that it overlaps the kernels before its own.
- * belady waits everywhere; dao spends a little traffic on time.
- */
-static bool eager(const struct device *d, const struct op *target,
-		  const struct better_victim *better)
-{
-	return d->pol->eager_when_due && horizon_due(d, target) &&
-	       horizon_late(d, better->freed_by, target);
-}
-
-/* Space for asize bytes, evicting in policy order. For a prefetch (for
- * != NULL), only records needed after `for` may go, and only while none
- * used before it will be a better victim; with evict_ok false, none. */
+/* Space for asize bytes, evicting in policy order. For a prefetch (target
+ * != NULL), only records keyed after target may go (rule 1), and only
+ * those the policy lets go (policy.h: fetch_room). */
 static struct dao_block *make_room(struct device *d, uint64_t asize, const struct op *target,
-				   bool evict_ok, dao_status *st)
+				   dao_status *st)
 {
 	uint64_t limit_seq = target ? target->seq : 0, wait_for = 0;
-	bool scanned = false;
+	bool asked = false;
 
 	*st = DAO_OK;
 	for (;;) {
 		struct dao_block *b = arena_alloc(&d->res.arena, asize);
 		struct rec *v;
 
-		if (b || !evict_ok)
+		if (b)
 			return b;
 		v = victim_pick(d, limit_seq);
 		if (!v)
 			return NULL;
-		if (target && !scanned) {
-			struct better_victim better = best_victim_before(d, target);
-
-			if (!eager(d, target, &better))
-				wait_for = better.key;
-			scanned = true;
+		if (target && !asked) {
+			wait_for = ask_fetch_room(d, target);
+			asked = true;
 		}
 		if (v->key < wait_for)
 			return NULL;
@@ -313,7 +248,7 @@ static dao_status fetch(struct device *d, struct rec *r, bool ahead)
 	if (st != DAO_OK)
 		return st;
 	dao_fence_join(&after, &r->host_busy);
-	seq = copy(d, DAO_ENGINE_H2D, r, &after);
+	seq = copy(d, DAO_ENGINE_H2D, r, &after, ahead ? DAO_WHY_PREFETCH : DAO_WHY_FETCH);
 	dao_fence_add(&r->ready, DAO_ENGINE_H2D, seq);
 	dao_fence_add(&r->busy, DAO_ENGINE_H2D, seq);
 	dao_fence_add(&r->host_busy, DAO_ENGINE_H2D, seq);
@@ -358,24 +293,30 @@ static dao_status place_all_after_flush(struct device *d, struct op *op)
 	return DAO_OK;
 }
 
-dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
+/* The operands of the op about to run: not victims until it retires. */
+static void pin_operands(struct device *d, struct op *op)
 {
-	dao_status st = DAO_OK;
-	bool flushed = false;
-
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
 
 		r->pin++;
 		victim_remove(d, r);
 	}
+}
+
+dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
+{
+	dao_status st = DAO_OK;
+	bool flushed = false;
+
+	pin_operands(d, op);
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
 		struct dao_block *b;
 
 		if (!r->size || r->blk)
 			continue;
-		b = make_room(d, r->asize, NULL, true, &st);
+		b = make_room(d, r->asize, NULL, &st);
 		if (!b) {
 			if (st != DAO_OK || flushed)
 				return st != DAO_OK ? st : DAO_ERR_BUDGET;
@@ -404,16 +345,19 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 		} else if (!r->dev_valid && !r->ahead && d->be->ops->output_discards(d->be)) {
 			/* Space just placed for an output: its old pages
 			 * need not come along. */
-			st = discard(d, r, DAO_ENGINE_H2D);
+			st = discard(d, r, DAO_ENGINE_H2D, DAO_WHY_OUTPUT);
 			if (st != DAO_OK)
 				return st;
 		}
 		dao_fence_join(after, &r->ready);
 		dao_fence_join(after, &r->busy);
 	}
+	/* What the kernel function gets (dao_kernel_args), from the
+	 * operands as the launch resolved them. */
 	for (uint32_t i = 0; i < op->nargs; i++) {
 		struct karg *a = &op->args[i];
 
+		op->sizes[i] = a->len;
 		if (!a->rec || !a->rec->blk)
 			op->ptrs[i] = NULL;
 		else
@@ -481,44 +425,32 @@ void res_iteration(struct device *d, struct op *op)
 		d->res.prev_iter_len = op->seq - d->res.iter_start;
 	d->res.iter_start = op->seq;
 	d->res.iter_no++;
+	ask_iteration(d, op);
 }
 
 /*
- * Write back, ahead of time, the dirty records the policy will evict next,
- * so that their eviction is a drop and the fetch that takes their space
- * need not wait for a write-back: both copy directions stay busy. In
- * modeled time (core/horizon.c): only while the window's placements will
- * need more room at once than is free and cleaned already (so that some
- * record will be evicted), only as far ahead as the d2h engine works
- * while the kernels up to the prefetch frontier compute, and only records
- * needed after that frontier.
+ * Write back, ahead of time, the dirty records the policy will evict next
+ * (the top of the heap of records it ranks apart), so that their eviction
+ * is a drop and the fetch that takes their space need not wait for a
+ * write-back: both copy directions stay busy. How far is the policy's
+ * (policy.h: clean); it is asked only while some record will be evicted.
  */
 static void clean_ahead(struct device *d)
 {
-	const struct op *frontier_op = d->res.pf_op;
-	uint64_t frontier = frontier_op ? frontier_op->seq : d->q.next_seq;
 	struct victim_heap *h = &d->res.heaps[HEAP_DIRTY];
-	uint64_t free_bytes = d->res.arena.size - d->res.arena.used, room, compute_ns;
+	uint64_t free_bytes = d->res.arena.size - d->res.arena.used;
+	struct clean_turn t;
 
 	/* Everything live fits: nothing will be evicted. (Space whose last
 	 * occupant was freed may still count as used until its work is done:
 	 * used can exceed live.) */
 	if (!h->n || d->res.arena.used >= d->res.live_asize ||
-	    free_bytes >= d->res.live_asize - d->res.arena.used)
+	    free_bytes >= d->res.live_asize - d->res.arena.used || !ask_clean_begin(&t, d))
 		return;
-	room = horizon_peak_room(d);
-	if (free_bytes + d->res.clean_bytes >= room)
-		return;
-	compute_ns = horizon_compute_ns(d, frontier_op);
-	while (h->n && free_bytes + d->res.clean_bytes < room) {
+	while (h->n) {
 		struct rec *r = h->v[0];
 
-		if (r->key <= frontier)
-			return;
-		if (d->res.clean_bytes &&
-		    horizon_d2h_ns(d, d->res.clean_bytes + r->asize) > compute_ns)
-			return;
-		if (write_back(d, r) != DAO_OK)
+		if (!ask_clean(&t, r->key, r->asize) || write_back(d, r, DAO_WHY_WRITE_BACK) != DAO_OK)
 			return;
 		r->cleaned = true;
 		d->res.clean_bytes += r->asize;
@@ -526,14 +458,32 @@ static void clean_ahead(struct device *d)
 	}
 }
 
+/* Whether the policy issues u's prefetch now (rule 3: how far ahead). */
+static bool fetch_now(struct device *d, const struct op *op, const struct opnd *u)
+{
+	const struct policy_fetch f = {
+		.target = op->seq,
+		.id = u->rec->id,
+		.bytes = u->rec->asize,
+		.ahead_bytes = d->res.pf_bytes,
+		.budget = d->budget,
+		.output = u->mode == MODE_W,
+	};
+
+	return d->pol->fetch_now(d->pol_state, &f);
+}
+
 void res_prefetch(struct device *d)
 {
-	bool evict_ok = d->pol->prefetch_evicts;
 	struct op *op;
 
 	while ((op = d->res.pf_op) && op->seq <= d->q.now_seq + d->lookahead) {
-		if (op->kind == OP_WRITE)
-			break; /* what it writes must not be fetched before it */
+		/* What it writes must not be fetched before it. A host kernel
+		 * stops the walk as a host write does: the executor reaches it
+		 * as soon as the kernels before it are issued (not done), and
+		 * the walk goes on from there while it waits and runs. */
+		if (op->kind == OP_WRITE || (op->kind == OP_KERNEL && op->on_host))
+			break;
 		if (op->kind == OP_KERNEL) {
 			for (; d->res.pf_idx < op->nopnd; d->res.pf_idx++) {
 				struct opnd *u = &op->opnd[d->res.pf_idx];
@@ -541,7 +491,8 @@ void res_prefetch(struct device *d)
 				struct dao_block *b;
 				dao_status st;
 
-				if (!r->size || r->blk || (u->mode != MODE_W && !r->host_valid))
+				if (!r->size || r->blk || (u->mode != MODE_W && !r->host_valid) ||
+				    held_on_host(r))
 					continue;
 				/* Where reserving an output discards the
 				 * buffer's contents, an earlier use may still
@@ -549,9 +500,9 @@ void res_prefetch(struct device *d)
 				if (u->mode == MODE_W && r->use_head != u &&
 				    d->be->ops->output_discards(d->be))
 					continue;
-				if (!ahead_allowed(d, r))
+				if (!fetch_now(d, op, u))
 					goto out;
-				b = make_room(d, r->asize, op, evict_ok, &st);
+				b = make_room(d, r->asize, op, &st);
 				if (!b)
 					goto out;
 				place(d, r, b);
@@ -560,7 +511,7 @@ void res_prefetch(struct device *d)
 				 * inputs fetched for later kernels. */
 				if ((u->mode != MODE_W ? fetch(d, r, true)
 				     : d->be->ops->output_discards(d->be)
-					     ? discard(d, r, DAO_ENGINE_H2D)
+					     ? discard(d, r, DAO_ENGINE_H2D, DAO_WHY_OUTPUT)
 					     : DAO_OK) != DAO_OK) {
 					drop_block(d, r);
 					goto out;
@@ -574,9 +525,7 @@ void res_prefetch(struct device *d)
 		d->res.pf_idx = 0;
 	}
 out:
-	/* Writing back ahead only pays where it makes the eviction free. */
-	if (d->pol->clean_ahead && !d->be->ops->clean_evict_copies(d->be))
-		clean_ahead(d);
+	clean_ahead(d);
 }
 
 /*
@@ -588,7 +537,7 @@ out:
 static dao_status vacate_for_host(struct device *d, struct rec *r)
 {
 	bool moved;
-	dao_status st = vacate(d, r, &moved);
+	dao_status st = vacate(d, r, &moved, DAO_WHY_HOST, DAO_WHY_HOST);
 
 	if (st != DAO_OK)
 		return st;
@@ -609,7 +558,7 @@ static dao_status host_prepare(struct device *d, struct rec *r, bool need_curren
 	if (r->blk && d->be->ops->host_access_vacates(d->be))
 		st = vacate_for_host(d, r);
 	else if (need_current && rec_dirty(r))
-		st = write_back(d, r);
+		st = write_back(d, r, DAO_WHY_HOST);
 	if (st == DAO_OK)
 		st = ensure_host(d, r);
 	if (st == DAO_OK) {
@@ -620,6 +569,24 @@ static dao_status host_prepare(struct device *d, struct rec *r, bool need_curren
 	return st;
 }
 
+/* The job's bytes into (write) or out of r's host copy; a backend that
+ * logs its requests hears of it before and after. */
+static void host_touch(struct device *d, struct rec *r, const struct op *op, bool write)
+{
+	char *host = (char *)r->host + op->off;
+	void (*note)(struct dao_backend *, const void *, uint64_t, bool, bool) =
+		d->be->ops->host_access;
+
+	if (note)
+		note(d->be, host, op->len, write, false);
+	if (write)
+		memcpy(host, op->mem, op->len);
+	else
+		memcpy(op->mem, host, op->len);
+	if (note)
+		note(d->be, host, op->len, write, true);
+}
+
 dao_status res_host_write(struct device *d, struct op *op)
 {
 	struct rec *r = op->opnd[0].rec;
@@ -628,7 +595,7 @@ dao_status res_host_write(struct device *d, struct op *op)
 
 	if (st == DAO_OK) {
 		if (r->host)
-			memcpy((char *)r->host + op->off, op->mem, op->len);
+			host_touch(d, r, op, true);
 		r->host_valid = true;
 		if (r->blk)
 			drop_block(d, r); /* stale now */
@@ -643,9 +610,80 @@ dao_status res_host_read(struct device *d, struct op *op)
 	dao_status st = host_prepare(d, r, true);
 
 	if (st == DAO_OK && r->host)
-		memcpy(op->mem, (char *)r->host + op->off, op->len);
+		host_touch(d, r, op, false);
 	consume(d, op, true);
 	return st;
+}
+
+/*
+ * A host kernel (dao.h: DAO_LAUNCH_HOST) works on host copies: nothing is
+ * placed or fetched. Each operand's host copy is made current where its
+ * contents are on the device only (written back), and the operand leaves
+ * the device where the kernel writes it (its device copy would be stale)
+ * or where the CPU's touch would reach the device copy's pages (unified
+ * memory: migrated, or discarded when it is overwritten whole). *idle gets
+ * the fence after which every host copy is current and no copy touches it;
+ * the executor waits for it before calling the function.
+ */
+void res_host_kernel_touch(struct device *d, const struct op *op, bool done)
+{
+	void (*note)(struct dao_backend *, const void *, uint64_t, bool, bool) =
+		d->be->ops->host_access;
+
+	for (uint32_t i = 0; note && i < op->nopnd; i++) {
+		const struct rec *r = op->opnd[i].rec;
+
+		if (r->size && r->host)
+			note(d->be, r->host, r->size, op->opnd[i].mode & MODE_W, done);
+	}
+}
+
+dao_status res_prepare_host_kernel(struct device *d, struct op *op, dao_fence *idle)
+{
+	bool unified = d->be->ops->host_access_vacates(d->be);
+
+	memset(idle, 0, sizeof(*idle));
+	pin_operands(d, op);
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct rec *r = op->opnd[i].rec;
+		uint8_t mode = op->opnd[i].mode;
+		dao_status st = DAO_OK;
+
+		if (!r->size)
+			continue;
+		if (r->blk && ((mode & MODE_W) || unified))
+			st = vacate_for_host(d, r);
+		else if (mode != MODE_W && rec_dirty(r))
+			st = write_back(d, r, DAO_WHY_HOST);
+		if (st == DAO_OK)
+			st = ensure_host(d, r);
+		if (st != DAO_OK)
+			return st;
+		dao_fence_join(idle, &r->host_busy);
+	}
+	for (uint32_t i = 0; i < op->nargs; i++) {
+		struct karg *a = &op->args[i];
+
+		op->sizes[i] = a->len;
+		op->ptrs[i] = a->rec && a->rec->host ? (char *)a->rec->host + a->off : NULL;
+	}
+	return DAO_OK;
+}
+
+void res_after_host_kernel(struct device *d, struct op *op)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		struct opnd *u = &op->opnd[i];
+
+		if (!u->rec->size)
+			continue;
+		if (u->mode & MODE_W)
+			u->rec->host_valid = true;
+		/* The prefetch walk passed its later uses while the kernel
+		 * held it. */
+		if (!u->rec->blk)
+			rewind_prefetch(d, u->next_use);
+	}
 }
 
 void res_free_rec(struct device *d, struct rec *r)
@@ -657,7 +695,7 @@ void res_free_rec(struct device *d, struct rec *r)
 		/* Its contents are dead (never a copy), but on unified
 		 * memory its pages must leave the device before the range
 		 * is reused: the backend says how. */
-		(void)vacate(d, r, &moved);
+		(void)vacate(d, r, &moved, DAO_WHY_FREE, DAO_WHY_FREE);
 		drop_block(d, r);
 	}
 	if (r->host) {

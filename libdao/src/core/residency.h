@@ -12,6 +12,14 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 void res_after_kernel(struct device *d, struct op *op, uint64_t kseq);
 void res_retire(struct device *d, struct op *op);
 void res_prefetch(struct device *d);
+/* A host kernel (DAO_LAUNCH_HOST): its operands current and idle on the
+ * host once *idle is reached; then, after the function, what it wrote. */
+dao_status res_prepare_host_kernel(struct device *d, struct op *op, dao_fence *idle);
+void res_after_host_kernel(struct device *d, struct op *op);
+/* The host kernel's function is about to touch (done false), or has just
+ * touched (done true), its operands' host copies: the backend hears of it
+ * (backend.h: host_access), as it does of dao_write and dao_read. */
+void res_host_kernel_touch(struct device *d, const struct op *op, bool done);
 dao_status res_host_write(struct device *d, struct op *op);
 dao_status res_host_read(struct device *d, struct op *op);
 void res_free_rec(struct device *d, struct rec *r);

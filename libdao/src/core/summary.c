@@ -48,7 +48,7 @@ void summary_write(const struct device *d)
 		     " peak_device_bytes=%" PRIu64 " peak_pinned_bytes=%" PRIu64 "\n",
 		     d->slurm_job_id, (int)getpid(),
 		     d->job_name[0] ? d->job_name : program_invocation_short_name,
-		     d->be->ops->name, dao_policy_name(d->policy), d->budget, st->kernels,
+		     dao_backend_name_of(d->be), dao_policy_name(d->policy), d->budget, st->kernels,
 		     st->h2d_bytes, st->d2h_bytes, st->evictions, st->stalls, d->res.arena.peak,
 		     d->peak_pinned_bytes);
 	if (n < 0)

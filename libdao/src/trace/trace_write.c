@@ -114,9 +114,10 @@ static bool list_ok(const uint64_t *ids, size_t n)
 	return true;
 }
 
-void dao_trace_writer_kernel(struct dao_trace_writer *w, const char *name, uint64_t flops,
-			     const uint64_t *r, size_t nr, const uint64_t *wr, size_t nw,
-			     const uint64_t *rw, size_t nrw)
+/* A kernel's line after prefix ("" for a record, "# host " for a comment). */
+static void kernel_line(struct dao_trace_writer *w, const char *prefix, const char *name,
+			uint64_t flops, const uint64_t *r, size_t nr, const uint64_t *wr, size_t nw,
+			const uint64_t *rw, size_t nrw)
 {
 	if (!w)
 		return;
@@ -124,6 +125,7 @@ void dao_trace_writer_kernel(struct dao_trace_writer *w, const char *name, uint6
 	if (!list_ok(r, nr) || !list_ok(wr, nw) || !list_ok(rw, nrw)) {
 		w->dropped = true;
 	} else {
+		fputs(prefix, w->f);
 		fputs("k ", w->f);
 		put_word(w->f, name, "kernel");
 		fprintf(w->f, " %llu ", (unsigned long long)flops);
@@ -134,6 +136,20 @@ void dao_trace_writer_kernel(struct dao_trace_writer *w, const char *name, uint6
 			w->io_failed = true;
 	}
 	pthread_mutex_unlock(&w->lock);
+}
+
+void dao_trace_writer_kernel(struct dao_trace_writer *w, const char *name, uint64_t flops,
+			     const uint64_t *r, size_t nr, const uint64_t *wr, size_t nw,
+			     const uint64_t *rw, size_t nrw)
+{
+	kernel_line(w, "", name, flops, r, nr, wr, nw, rw, nrw);
+}
+
+void dao_trace_writer_host_kernel(struct dao_trace_writer *w, const char *name, uint64_t flops,
+				  const uint64_t *r, size_t nr, const uint64_t *wr, size_t nw,
+				  const uint64_t *rw, size_t nrw)
+{
+	kernel_line(w, "# host ", name, flops, r, nr, wr, nw, rw, nrw);
 }
 
 void dao_trace_writer_free(struct dao_trace_writer *w, uint64_t id)

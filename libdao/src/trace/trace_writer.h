@@ -25,6 +25,12 @@ void dao_trace_writer_buffer(struct dao_trace_writer *w, uint64_t id, uint64_t b
 void dao_trace_writer_kernel(struct dao_trace_writer *w, const char *name, uint64_t flops,
 			     const uint64_t *r, size_t nr, const uint64_t *wr, size_t nw,
 			     const uint64_t *rw, size_t nrw);
+/* A host kernel (DAO_LAUNCH_HOST): the kernel's line as a comment, "# host
+ * k ...", which readers skip: to the device it is a host access, as
+ * dao_read and dao_write are, which a trace does not record either. */
+void dao_trace_writer_host_kernel(struct dao_trace_writer *w, const char *name, uint64_t flops,
+				  const uint64_t *r, size_t nr, const uint64_t *wr, size_t nw,
+				  const uint64_t *rw, size_t nrw);
 void dao_trace_writer_free(struct dao_trace_writer *w, uint64_t id);
 void dao_trace_writer_iteration(struct dao_trace_writer *w, uint64_t n);
 dao_status dao_trace_writer_close(struct dao_trace_writer *w);

@@ -20,10 +20,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "lp_bound.h"
+#include "bounds/lp_bound.h"
 #include "profile.h"
-#include "report.h"
-#include "time_bound.h"
+#include "bounds/simple.h"
+#include "bounds/time_bound.h"
 
 static double now(void)
 {
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 		printf("%-28s %7zu %9zu %5g %12llu %12llu %9.3f %9.3f %9s %12llu %12s %9.3f %9.3f %9zu",
 		       base, p.nkernels, p.nintervals, pct, (unsigned long long)h,
 		       (unsigned long long)d, tg, tglpk, agree,
-		       (unsigned long long)report_time_bound_ns(&m, profile_compute_ns(&p, &m), h, d),
+		       (unsigned long long)simple_time_bound_ns(&m, profile_compute_ns(&p, &m), h, d),
 		       ti, tti, cti, tb.iterations);
 		if (ref) {
 			struct time_bound rb;

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "profile.h"
-#include "segment_cut.h"
+#include "bounds/segment_cut.h"
 
 /* CPU seconds of this process: the machine may be shared. */
 static double cpu(void)

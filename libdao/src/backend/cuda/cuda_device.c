@@ -8,6 +8,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_engines.h"
+#include "backend/cuda/switches.h"
 #include "base/log.h"
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
@@ -28,15 +29,23 @@ bool dao_cuda_usable(void)
 	return probe_err == cudaSuccess && probe_count > 0;
 }
 
-dao_status dao_backend_cuda_create(dao_backend_kind kind, uint64_t budget, uint32_t percent,
-				   struct dao_backend **out)
+dao_status dao_backend_cuda_create(dao_backend_kind kind, const char *name, uint64_t budget,
+				   uint32_t percent, struct dao_backend **out)
 {
-	const char *name = dao_backend_name(kind);
+	char switch_names[CU_SWITCHES_LEN];
 	uint64_t free_bytes, total;
+	struct cu_log *log;
+	unsigned switches;
 	int device = 0;
+	dao_status st;
 
 	if (kind != DAO_BACKEND_CUDA_MANAGED && kind != DAO_BACKEND_CUDA_EXPLICIT)
 		return DAO_ERR_INVALID;
+	/* Read whichever backend opens, so that a mistyped switch is said
+	 * at once; they change cuda-managed only. */
+	st = cu_switches_read(&switches, switch_names);
+	if (st != DAO_OK)
+		return st;
 	if (!dao_cuda_usable()) {
 		/* Without any driver the runtime says "insufficient driver". */
 		dao_err("backend %s: no usable CUDA device: %s%s", name,
@@ -51,8 +60,11 @@ dao_status dao_backend_cuda_create(dao_backend_kind kind, uint64_t budget, uint3
 		dao_err("backend %s: CUDA device %d is not usable", name, device);
 		return DAO_ERR_BACKEND;
 	}
-	if (!budget)
-		budget = (uint64_t)((unsigned __int128)total * percent / 100);
+	budget = dao_budget_bytes(budget, percent, total);
+	st = dao_budget_check(name, budget, kind == DAO_BACKEND_CUDA_MANAGED ? CU_MANAGED_UNIT
+									       : CU_EXPLICIT_UNIT);
+	if (st != DAO_OK)
+		return st;
 	/* Budget beyond what is free would leave the overflow to the driver
 	 * (managed) or fail the pool (explicit): say so now. */
 	if (budget > free_bytes) {
@@ -62,7 +74,18 @@ dao_status dao_backend_cuda_create(dao_backend_kind kind, uint64_t budget, uint3
 			(unsigned long long)total);
 		return DAO_ERR_CONFIG;
 	}
+	if (kind == DAO_BACKEND_CUDA_MANAGED && switches)
+		dao_warn("backend cuda-managed: diagnostic switches in force: "
+			 "DAO_CUDA_MANAGED=%s",
+			 switch_names);
+	st = cu_log_open(name, kind == DAO_BACKEND_CUDA_MANAGED ? switch_names : "", &log);
+	if (st != DAO_OK)
+		return st;
 	if (kind == DAO_BACKEND_CUDA_EXPLICIT)
-		return cu_explicit_create(device, total, budget, out);
-	return cu_managed_create(device, total, budget, free_bytes, out);
+		st = cu_explicit_create(device, total, budget, log, out);
+	else
+		st = cu_managed_create(device, total, budget, free_bytes, switches, log, out);
+	if (st != DAO_OK)
+		cu_log_close(log);
+	return st;
 }

@@ -90,6 +90,15 @@ void cu_engines_fini(struct cu_engines *g)
 	g->ready = false;
 }
 
+/* Every submission on x up to s is seen done; the log hears of it, for the
+ * copy engines (whose requests it lists). */
+static void seen_done(struct cu_engines *g, int x, uint64_t s)
+{
+	g->e[x].done = s;
+	if (g->log && x != DAO_ENGINE_COMPUTE)
+		cu_log_done(g->log, x, s);
+}
+
 void cu_order(struct cu_engines *g, enum dao_engine e, const dao_fence *f)
 {
 	for (int x = 0; x < DAO_ENGINES; x++) {
@@ -102,7 +111,7 @@ void cu_order(struct cu_engines *g, enum dao_engine e, const dao_fence *f)
 			continue;
 		err = cudaEventQuery(o->ev[s % CU_EVENTS]);
 		if (err == cudaSuccess) {
-			o->done = s;
+			seen_done(g, x, s);
 			continue;
 		}
 		if (err != cudaErrorNotReady) {
@@ -124,7 +133,7 @@ uint64_t cu_record(struct cu_engines *g, enum dao_engine e)
 		uint64_t old = seq - CU_EVENTS;
 
 		if (cu_note(g, cudaEventSynchronize(x->ev[old % CU_EVENTS]), "cudaEventSynchronize"))
-			x->done = old;
+			seen_done(g, e, old);
 	}
 	cu_note(g, cudaEventRecord(x->ev[seq % CU_EVENTS], x->stream), "cudaEventRecord");
 	x->submitted = seq;
@@ -140,7 +149,7 @@ dao_status cu_wait(struct cu_engines *g, const dao_fence *f)
 		if (s <= o->done)
 			continue;
 		if (cu_note(g, cudaEventSynchronize(o->ev[s % CU_EVENTS]), "cudaEventSynchronize"))
-			o->done = s;
+			seen_done(g, x, s);
 	}
 	return g->failure;
 }
@@ -182,6 +191,15 @@ dao_status cu_backend_wait(struct dao_backend *be, const dao_fence *f)
 uint64_t cu_last_stall_ns(struct dao_backend *be)
 {
 	return 0;
+}
+
+void cu_host_access(struct dao_backend *be, const void *host, uint64_t len, bool write,
+		    bool done)
+{
+	struct cu_log *log = ((struct cu_backend *)be)->eng.log;
+
+	if (log)
+		cu_log_host(log, host, len, write, done);
 }
 
 bool cu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)

@@ -17,6 +17,15 @@
 #include <stdbool.h>
 
 #include "backend/backend.h"
+#include "backend/cuda/request_log.h"
+
+/* The backends' allocation units (dao.h): the budget and every buffer's
+ * cost in it are whole units. cuda-explicit: cudaMalloc's alignment, which
+ * suits every type; cuda-managed: the device's large page, the granule a
+ * prefetch moves (buffers of 2 MiB or more own whole 2 MiB blocks of
+ * managed memory, but only the units they span move or count). */
+#define CU_EXPLICIT_UNIT 256ull
+#define CU_MANAGED_UNIT (64ull << 10)
 
 /* Submissions in flight per engine before a new one waits for the oldest. */
 #define CU_EVENTS 1024u
@@ -33,6 +42,9 @@ struct cu_engines {
 	struct cu_engine e[DAO_ENGINES];
 	dao_status failure;
 	bool ready; /* streams and events exist */
+	/* DAO_CUDA_REQUEST_LOG (NULL: none): the backend logs its requests
+	 * here, the engines when they see the copy engines' work done. */
+	struct cu_log *log;
 };
 
 /* Whether err is cudaSuccess; otherwise log "what" with CUDA's reason. */
@@ -55,6 +67,11 @@ void cu_unbind(const struct cu_engines *g, int prev);
 void cu_order(struct cu_engines *g, enum dao_engine e, const dao_fence *f);
 /* End the latest submission on e: its sequence number. */
 uint64_t cu_record(struct cu_engines *g, enum dao_engine e);
+/* The sequence number the next cu_record on e returns (for the log). */
+static inline uint64_t cu_next_seq(const struct cu_engines *g, enum dao_engine e)
+{
+	return g->e[e].submitted + 1;
+}
 /* Block until fence f is reached; the first failure seen, else DAO_OK. */
 dao_status cu_wait(struct cu_engines *g, const dao_fence *f);
 
@@ -68,15 +85,20 @@ dao_status cu_kernel(struct dao_backend *be, const struct dao_kernel_run *k,
 		     const dao_fence *after, uint64_t *seq);
 dao_status cu_backend_wait(struct dao_backend *be, const dao_fence *f);
 uint64_t cu_last_stall_ns(struct dao_backend *be);
+/* backend.h's host_access: into the request log, if any. */
+void cu_host_access(struct dao_backend *be, const void *host, uint64_t len, bool write,
+		    bool done);
 
 /* Device memory now: free and total bytes. */
 bool cu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
 
 /* Backend constructors (cuda_explicit.c, cuda_managed.c); the device is
- * current on the calling thread, the budget checked against free memory. */
-dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget,
+ * current on the calling thread, the budget checked against free memory.
+ * On success the backend owns log (NULL: none), which it closes; on
+ * failure the caller still does. switches: cu_switches_read's. */
+dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget, struct cu_log *log,
 			      struct dao_backend **out);
 dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64_t free_bytes,
-			     struct dao_backend **out);
+			     unsigned switches, struct cu_log *log, struct dao_backend **out);
 
 #endif /* DAO_CUDA_ENGINES_H */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "backend/cuda/chunk_heap.h"
+#include "mem/chunk_heap.h"
 #include "backend/cuda/cuda_engines.h"
 #include "base/log.h"
 #include "backend/pin.h"
@@ -63,6 +63,8 @@ static bool stage_module(struct cx_backend *x, struct heap_chunk *c, uint64_t al
 	c->raw = c->base = p;
 	c->kind = STAGE_MODULE;
 	c->cookie = handle;
+	if (x->cb.eng.log)
+		cu_log_chunk(x->cb.eng.log, "module-pinned", p, c->bytes);
 	return true;
 }
 
@@ -80,6 +82,8 @@ static dao_status stage_obtain(void *ctx, uint64_t bytes, uint64_t align, struct
 	if (err == cudaSuccess) {
 		c->raw = c->base = p;
 		c->kind = STAGE_CUDA;
+		if (x->cb.eng.log)
+			cu_log_chunk(x->cb.eng.log, "pinned", p, bytes);
 		return DAO_OK;
 	}
 	if (!x->said_pageable) {
@@ -92,6 +96,8 @@ static dao_status stage_obtain(void *ctx, uint64_t bytes, uint64_t align, struct
 		return DAO_ERR_NOMEM;
 	c->raw = c->base = p;
 	c->kind = STAGE_PAGEABLE;
+	if (x->cb.eng.log)
+		cu_log_chunk(x->cb.eng.log, "pageable", p, bytes);
 	return DAO_OK;
 }
 
@@ -143,7 +149,7 @@ static void cx_host_free(struct dao_backend *be, void *ptr, uint64_t bytes, uint
 }
 
 static uint64_t cx_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
-			uint64_t len, const dao_fence *after)
+			uint64_t len, const dao_fence *after, enum dao_move_why why)
 {
 	struct cx_backend *x = cx(be);
 	struct cu_engines *g = &x->cb.eng;
@@ -151,6 +157,10 @@ static uint64_t cx_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_
 	if (cu_bind(g))
 		cu_order(g, e, after);
 	if (g->failure == DAO_OK) {
+		/* The host copy's address names the buffer, as on cuda-managed. */
+		if (g->log)
+			cu_log_move(g->log, e, cu_next_seq(g, e),
+				    e == DAO_ENGINE_H2D ? "memcpy-h2d" : "memcpy-d2h", why, host, len);
 		if (e == DAO_ENGINE_H2D)
 			cu_note(g, cudaMemcpyAsync(x->pool + dev_off, host, len,
 						   cudaMemcpyHostToDevice, g->e[e].stream),
@@ -176,11 +186,11 @@ static void cx_destroy(struct dao_backend *be)
 	}
 	cu_unbind(&x->cb.eng, prev);
 	dao_pin_close(x->pin);
+	cu_log_close(x->cb.eng.log);
 	free(x);
 }
 
 static const struct dao_backend_ops cx_ops = {
-	.name = "cuda-explicit",
 	.kernel_ptr = cx_kernel_ptr,
 	.host_alloc = cx_host_alloc,
 	.host_free = cx_host_free,
@@ -189,10 +199,11 @@ static const struct dao_backend_ops cx_ops = {
 	.wait = cu_backend_wait,
 	.last_stall_ns = cu_last_stall_ns,
 	.destroy = cx_destroy,
+	.host_access = cu_host_access,
 	DAO_SEPARATE_MEMORY_OPS,
 };
 
-dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget,
+dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget, struct cu_log *log,
 			      struct dao_backend **out)
 {
 	struct cx_backend *x = calloc(1, sizeof(*x));
@@ -214,8 +225,7 @@ dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget,
 		.mem_bytes_per_s = 3000e9,
 	};
 	x->cb.base.device_memory = total;
-	/* cudaMalloc's own alignment: any offset of it suits every type. */
-	x->cb.base.align = 256;
+	x->cb.base.align = CU_EXPLICIT_UNIT;
 	x->cb.base.contiguous = true;
 	x->cb.base.arena_bytes = dao_budget_round(budget, x->cb.base.align);
 	st = cu_engines_init(&x->cb.eng, device);
@@ -232,6 +242,9 @@ dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget,
 	}
 	if (dao_pin_open(&x->pin) != DAO_OK)
 		x->pin = NULL;
+	x->cb.eng.log = log;
+	if (log && x->pool)
+		cu_log_chunk(log, "device", x->pool, x->cb.base.arena_bytes);
 	src.ctx = x;
 	chunk_heap_init(&x->staging, &src, page > 0 ? (uint64_t)page : 4096, STAGE_MIN_CHUNK,
 			STAGE_MAX_CHUNK, NULL);

@@ -23,11 +23,13 @@
  */
 #include <stdlib.h>
 
-#include "backend/cuda/chunk_heap.h"
+#include "mem/chunk_heap.h"
 #include "backend/cuda/cuda_engines.h"
+#include "backend/cuda/split_prefetch.h"
+#include "backend/cuda/switches.h"
 #include "base/log.h"
 
-#define CM_GRANULE (64ull << 10)
+#define CM_GRANULE CU_MANAGED_UNIT
 #define CM_BLOCK (2ull << 20)
 #define CM_MIN_CHUNK (64ull << 20)
 #define CM_MAX_CHUNK (4ull << 30)
@@ -38,7 +40,9 @@ struct cm_backend {
 	struct chunk_heap big;   /* whole blocks */
 	struct heap_budget managed; /* the safety cap, both heaps together */
 	struct cudaMemLocation dev_loc, host_loc;
-	bool discard_ok; /* the driver discards; else dead data migrates */
+	bool discard_ok; /* the driver discards (and no-discard is off); else dead data migrates */
+	unsigned switches; /* DAO_CUDA_MANAGED (switches.h) */
+	struct split_prefetch split; /* split-to-host */
 	bool said_cap;
 };
 
@@ -62,14 +66,18 @@ static dao_status cm_obtain(void *ctx, uint64_t bytes, uint64_t align, struct he
 	if (!cu_ok(cudaMallocManaged(&p, bytes + align, cudaMemAttachGlobal), "cudaMallocManaged"))
 		return DAO_ERR_NOMEM;
 	base = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
-	if (!cu_ok(cudaMemAdvise((void *)base, bytes, cudaMemAdviseSetPreferredLocation,
-				 x->host_loc),
-		   "cudaMemAdvise (preferred location: host)") ||
-	    !cu_ok(cudaMemAdvise((void *)base, bytes, cudaMemAdviseSetAccessedBy, x->dev_loc),
-		   "cudaMemAdvise (accessed by the device)")) {
+	if ((!(x->switches & CU_NO_PREFERRED_HOST) &&
+	     !cu_ok(cudaMemAdvise((void *)base, bytes, cudaMemAdviseSetPreferredLocation,
+				  x->host_loc),
+		    "cudaMemAdvise (preferred location: host)")) ||
+	    (!(x->switches & CU_NO_ACCESSED_BY) &&
+	     !cu_ok(cudaMemAdvise((void *)base, bytes, cudaMemAdviseSetAccessedBy, x->dev_loc),
+		    "cudaMemAdvise (accessed by the device)"))) {
 		cu_ok(cudaFree(p), "cudaFree");
 		return DAO_ERR_BACKEND;
 	}
+	if (x->cb.eng.log)
+		cu_log_chunk(x->cb.eng.log, "managed", (void *)base, bytes);
 	c->raw = p;
 	c->base = (char *)base;
 	c->kind = 0;
@@ -116,8 +124,27 @@ static void cm_host_free(struct dao_backend *be, void *ptr, uint64_t bytes, uint
 		dao_err("cuda-managed: freeing memory it never handed out (%p)", ptr);
 }
 
+/* A prefetch of [host, host + n) on engine e, to the device (H2D) or the
+ * host (D2H). */
+static void prefetch(struct cm_backend *x, enum dao_engine e, void *host, size_t n,
+		     enum dao_move_why why, const char *what)
+{
+	struct cu_engines *g = &x->cb.eng;
+	bool in = e == DAO_ENGINE_H2D;
+
+	if (!in && x->split.ready && n >= 2 * CM_BLOCK) {
+		split_prefetch(&x->split, g, e, host, n, x->host_loc, CM_BLOCK, "prefetch-host", why);
+		return;
+	}
+	if (g->log)
+		cu_log_move(g->log, e, cu_next_seq(g, e), in ? "prefetch-device" : "prefetch-host",
+			    why, host, n);
+	cu_note(g, cudaMemPrefetchAsync(host, n, in ? x->dev_loc : x->host_loc, 0, g->e[e].stream),
+		what);
+}
+
 static uint64_t cm_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_off, void *host,
-			uint64_t len, const dao_fence *after)
+			uint64_t len, const dao_fence *after, enum dao_move_why why)
 {
 	struct cm_backend *x = cm(be);
 	struct cu_engines *g = &x->cb.eng;
@@ -125,16 +152,14 @@ static uint64_t cm_copy(struct dao_backend *be, enum dao_engine e, uint64_t dev_
 	if (cu_bind(g))
 		cu_order(g, e, after);
 	if (g->failure == DAO_OK)
-		cu_note(g, cudaMemPrefetchAsync(host, granules(len),
-						e == DAO_ENGINE_H2D ? x->dev_loc : x->host_loc, 0,
-						g->e[e].stream),
-			e == DAO_ENGINE_H2D ? "cudaMemPrefetchAsync (to the device)"
-					    : "cudaMemPrefetchAsync (to the host)");
+		prefetch(x, e, host, granules(len), why,
+			 e == DAO_ENGINE_H2D ? "cudaMemPrefetchAsync (to the device)"
+					     : "cudaMemPrefetchAsync (to the host)");
 	return cu_record(g, e);
 }
 
 static uint64_t cm_discard(struct dao_backend *be, enum dao_engine e, void *host, uint64_t len,
-			   const dao_fence *after)
+			   const dao_fence *after, enum dao_move_why why)
 {
 	struct cm_backend *x = cm(be);
 	struct cu_engines *g = &x->cb.eng;
@@ -145,6 +170,7 @@ static uint64_t cm_discard(struct dao_backend *be, enum dao_engine e, void *host
 	if (cu_bind(g))
 		cu_order(g, e, after);
 	if (g->failure == DAO_OK && x->discard_ok) {
+		uint64_t t = g->log ? cu_log_now() : 0;
 		cudaError_t err = cudaMemDiscardAndPrefetchBatchAsync(&p, &n, 1, &loc, &first, 1, 0,
 								      g->e[e].stream);
 
@@ -154,12 +180,16 @@ static uint64_t cm_discard(struct dao_backend *be, enum dao_engine e, void *host
 			(void)cudaGetLastError();
 			x->discard_ok = false;
 		} else {
+			/* Logged once issued: a refused discard asked for nothing. */
+			if (g->log)
+				cu_log_move_at(g->log, t, e, cu_next_seq(g, e),
+					       e == DAO_ENGINE_H2D ? "discard-device" : "discard-host",
+					       why, host, n);
 			cu_note(g, err, "cudaMemDiscardAndPrefetchBatchAsync");
 		}
 	}
 	if (g->failure == DAO_OK && !x->discard_ok)
-		cu_note(g, cudaMemPrefetchAsync(host, n, loc, 0, g->e[e].stream),
-			"cudaMemPrefetchAsync (of dead data)");
+		prefetch(x, e, host, n, why, "cudaMemPrefetchAsync (of dead data)");
 	return cu_record(g, e);
 }
 
@@ -170,15 +200,16 @@ static void cm_destroy(struct dao_backend *be)
 
 	if (cu_bind_for_teardown(&x->cb.eng, &prev)) {
 		cu_engines_fini(&x->cb.eng);
+		split_prefetch_fini(&x->split);
 		chunk_heap_fini(&x->small);
 		chunk_heap_fini(&x->big);
 	}
 	cu_unbind(&x->cb.eng, prev);
+	cu_log_close(x->cb.eng.log);
 	free(x);
 }
 
 static const struct dao_backend_ops cm_ops = {
-	.name = "cuda-managed",
 	.kernel_ptr = cm_kernel_ptr,
 	.host_alloc = cm_host_alloc,
 	.host_free = cm_host_free,
@@ -188,11 +219,12 @@ static const struct dao_backend_ops cm_ops = {
 	.last_stall_ns = cu_last_stall_ns,
 	.destroy = cm_destroy,
 	.discard = cm_discard,
+	.host_access = cu_host_access,
 	DAO_UNIFIED_MEMORY_OPS,
 };
 
 dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64_t free_bytes,
-			     struct dao_backend **out)
+			     unsigned switches, struct cu_log *log, struct dao_backend **out)
 {
 	struct chunk_source src = { cm_obtain, cm_release, NULL };
 	struct cm_backend *x;
@@ -231,15 +263,22 @@ dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64
 	x->cb.base.arena_bytes = dao_budget_round(budget, x->cb.base.align);
 	x->dev_loc = (struct cudaMemLocation){ .type = cudaMemLocationTypeDevice, .id = device };
 	x->host_loc = (struct cudaMemLocation){ .type = cudaMemLocationTypeHost, .id = 0 };
-	x->discard_ok = true;
+	x->switches = switches;
+	x->discard_ok = !(switches & CU_NO_DISCARD);
 	/* A sixteenth stays free for chunk alignment and for the job's own
 	 * allocations (cuBLAS workspaces and the like). */
 	x->managed.limit = free_bytes - free_bytes / 16;
 	st = cu_engines_init(&x->cb.eng, device);
+	if (st == DAO_OK && (switches & CU_SPLIT_TO_HOST)) {
+		st = split_prefetch_init(&x->split);
+		if (st != DAO_OK)
+			cu_engines_fini(&x->cb.eng);
+	}
 	if (st != DAO_OK) {
 		free(x);
 		return st;
 	}
+	x->cb.eng.log = log;
 	src.ctx = x;
 	chunk_heap_init(&x->small, &src, CM_GRANULE, CM_MIN_CHUNK, CM_MAX_CHUNK, &x->managed);
 	chunk_heap_init(&x->big, &src, CM_BLOCK, CM_MIN_CHUNK, CM_MAX_CHUNK, &x->managed);

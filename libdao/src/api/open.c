@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * open.c - opening and closing contexts, and the devices they share.
+ *
+ * Contexts that are not private attach to one device per backend kind: one
+ * budget, one table, one eviction order for the whole process (decision 11).
+ * The handles are core/handles.c's, the devices core/device.c's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/config.h"
+#include "backend/backend.h"
+#include "backend/backends.h"
+#include "base/log.h"
+#include "core/device.h"
+#include "core/inbox.h"
+#include "core/lock.h"
+#include "core/queue.h"
+#include "core/record.h"
+#include "core/handles.h"
+#include "dao_sim.h"
+
+/* The devices that contexts not private share, one per backend kind at
+ * most (decision 11), linked through shared_next. Registry lock. */
+static struct device *shared_devs;
+
+static struct device *shared_device(dao_backend_kind kind)
+{
+	for (struct device *d = shared_devs; d; d = d->shared_next)
+		if (d->kind == kind)
+			return d;
+	return NULL;
+}
+
+static void shared_forget(struct device *d)
+{
+	for (struct device **p = &shared_devs; *p; p = &(*p)->shared_next)
+		if (*p == d) {
+			*p = d->shared_next;
+			return;
+		}
+}
+
+/* The host budget: explicit, or a share of physical memory. */
+static uint64_t host_budget_of(const struct resolved_config *rc)
+{
+	return dao_budget_bytes(rc->host_budget, rc->host_budget_percent, dao_host_memory_bytes());
+}
+
+/* auto: cuda-explicit when a CUDA device is usable, else host; said once
+ * per process. Called with the registry locked. */
+static dao_backend_kind auto_backend(void)
+{
+	static bool said;
+	dao_backend_kind kind = dao_backend_auto_kind();
+
+	if (!said) {
+		if (kind == DAO_BACKEND_HOST)
+			dao_info("backend auto: no usable CUDA device, using the host backend");
+		else
+			dao_info("backend auto: using %s", dao_backend_name(kind));
+		said = true;
+	}
+	return kind;
+}
+
+static dao_status backend_open(const struct resolved_config *rc, struct dao_backend **out)
+{
+	const struct dao_backend_entry *e = dao_backend_entry(rc->backend);
+
+	/* config_resolve lets no other kind through, and auto is resolved */
+	if (!e || !e->create)
+		return DAO_ERR_CONFIG;
+	return e->create(e, rc->device_budget, rc->device_budget_percent, out);
+}
+
+static dao_status ctx_create(struct device *d, const struct resolved_config *rc,
+			     struct ctx **out)
+{
+	/* Aligned: its cache lines are laid out (core/objects.h). */
+	struct ctx *c = aligned_alloc(_Alignof(struct ctx), sizeof(*c));
+
+	if (!c)
+		return DAO_ERR_NOMEM;
+	memset(c, 0, sizeof(*c));
+	c->dev = d;
+	pthread_mutex_init(&c->slot_mu, NULL);
+	c->log_level = rc->log_level;
+	if (rc->job_name[0])
+		memcpy(c->job_name, rc->job_name, sizeof(c->job_name));
+	*out = c;
+	return DAO_OK;
+}
+
+static dao_status open_on(struct device *d, const struct resolved_config *rc, bool shared,
+			  dao_ctx *out, struct ctx **opened)
+{
+	struct ctx *c;
+	dao_status st = ctx_create(d, rc, &c);
+
+	if (st != DAO_OK)
+		return st;
+	st = registry_insert(c);
+	if (st != DAO_OK) {
+		pthread_mutex_destroy(&c->slot_mu);
+		free(c);
+		return st;
+	}
+	d->nctx++;
+	d->shared = shared;
+	if ((int)rc->log_level > d->log_level)
+		d->log_level = rc->log_level;
+	*out = (dao_ctx){ c->id };
+	*opened = c;
+	return DAO_OK;
+}
+
+/*
+ * The memory a context's first creates need, faulted in on the opener's
+ * thread before dao_open returns: the device's first chunk of records and
+ * the context's first slot table, a huge page each (core/chunks.c). On a
+ * virtual machine that is 0.1-0.3 ms (more when the host has taken the
+ * memory back), once per process: paid by dao_open, not by the first
+ * create, where it was most of what the first thousand creates cost.
+ * Chunks a closed device or context left are reused and cost nothing.
+ * The price: a context holds 2 MiB of slots and a device 2 MiB of records
+ * resident from dao_open even if no buffer is ever created (they did from
+ * the first create before). Done after the registry's mutex is let go:
+ * other contexts' calls are not held up; nobody else has the handle yet.
+ */
+static void open_prime(struct ctx *c)
+{
+	rec_cache_prime(c->dev);
+	pthread_mutex_lock(&c->slot_mu);
+	slot_table_prime(c);
+	pthread_mutex_unlock(&c->slot_mu);
+}
+
+/*
+ * A second shared context gets the device as it is: what it leaves unset it
+ * takes from the device; what it asks for explicitly must be what the device
+ * has. Budgets are compared after the rounding the device's budget went
+ * through, so two identical requests always agree. Determinism may be given
+ * to a context that did not ask for it (it only removes overlap), never
+ * taken from one that did. Returns the name of the first setting that
+ * differs, NULL when none.
+ */
+static const char *shared_conflict(const struct device *d, const struct resolved_config *rc)
+{
+	if (rc->budget_explicit) {
+		uint64_t want = dao_budget_bytes(rc->device_budget, rc->device_budget_percent,
+						 d->be->device_memory);
+
+		if (dao_budget_round(want, d->be->align) != d->budget)
+			return "device budget";
+	}
+	if (rc->policy_explicit && rc->policy != d->policy)
+		return "policy";
+	if ((rc->flags & DAO_CONFIG_DETERMINISTIC) && !(d->flags & DAO_CONFIG_DETERMINISTIC))
+		return "determinism";
+	if (rc->lookahead_explicit && rc->lookahead != d->lookahead)
+		return "lookahead";
+	if (rc->host_budget_explicit && host_budget_of(rc) != d->host_budget)
+		return "host budget";
+	if (rc->trace_path[0] && (!d->trace_path || strcmp(rc->trace_path, d->trace_path)))
+		return "trace file";
+	return NULL;
+}
+
+static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
+{
+	struct dao_backend *be;
+	struct device *d;
+	struct ctx *c;
+	dao_status st;
+	const char *differs;
+
+	registry_lock();
+	if (rc->backend == DAO_BACKEND_AUTO)
+		rc->backend = auto_backend();
+	if (!(rc->flags & DAO_CONFIG_PRIVATE) && (d = shared_device(rc->backend))) {
+		/* A budget no backend of this kind could honour is refused
+		 * as it is when it opens the device. */
+		st = rc->budget_explicit && rc->device_budget
+			     ? dao_budget_check(dao_backend_name_of(d->be), rc->device_budget,
+						d->be->align)
+			     : DAO_OK;
+		if (st != DAO_OK) {
+			registry_unlock();
+			return st;
+		}
+		differs = shared_conflict(d, rc);
+		if (differs) {
+			registry_unlock();
+			dao_err("a context is already open on the %s device with another %s "
+				"(budget %llu, policy %s, lookahead %u%s)",
+				dao_backend_name(d->kind), differs, (unsigned long long)d->budget,
+				dao_policy_name(d->policy), d->lookahead,
+				d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "");
+			return DAO_ERR_CONFLICT;
+		}
+		st = open_on(d, rc, true, out, &c);
+		registry_unlock();
+		if (st == DAO_OK)
+			open_prime(c);
+		return st;
+	}
+	st = backend_open(rc, &be);
+	if (st == DAO_OK)
+		st = device_create(be, rc, host_budget_of(rc), &d);
+	if (st == DAO_OK) {
+		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out, &c);
+		if (st != DAO_OK) {
+			device_destroy(d);
+		} else if (!(rc->flags & DAO_CONFIG_PRIVATE)) {
+			d->shared_next = shared_devs;
+			shared_devs = d;
+		}
+	}
+	registry_unlock();
+	if (st == DAO_OK) {
+		open_prime(c);
+		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u",
+			 dao_backend_name(d->kind), (unsigned long long)d->budget,
+			 dao_policy_name(d->policy), d->lookahead);
+	}
+	return st;
+}
+
+/* Everything logged while opening follows the level the config asks for. */
+dao_status dao_open(const dao_config *cfg, dao_ctx *out)
+{
+	struct resolved_config rc;
+	dao_status st;
+
+	if (!out)
+		return DAO_ERR_NULL;
+	dao_log_scope_push(config_log_level(cfg));
+	st = config_resolve(cfg, &rc);
+	if (st == DAO_OK)
+		st = open_resolved(&rc, out);
+	dao_log_scope_pop();
+	return st;
+}
+
+dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, dao_ctx *out)
+{
+	struct resolved_config rc;
+	struct device *d;
+	struct ctx *c;
+	dao_status st;
+
+	if (!be)
+		return DAO_ERR_NULL;
+	if (!out) {
+		be->ops->destroy(be);
+		return DAO_ERR_NULL;
+	}
+	dao_log_scope_push(config_log_level(cfg));
+	st = config_resolve(cfg, &rc);
+	if (st != DAO_OK) {
+		be->ops->destroy(be);
+		dao_log_scope_pop();
+		return st;
+	}
+	st = device_create(be, &rc, host_budget_of(&rc), &d);
+	if (st != DAO_OK) {
+		dao_log_scope_pop();
+		return st;
+	}
+	registry_lock();
+	st = open_on(d, &rc, false, out, &c);
+	registry_unlock();
+	if (st != DAO_OK)
+		device_destroy(d);
+	else
+		open_prime(c);
+	dao_log_scope_pop();
+	return st;
+}
+
+/* Release every handle the context still holds; returns how many there were. */
+static uint64_t release_all(struct ctx *c)
+{
+	struct device *d = c->dev;
+	uint64_t leaked = 0;
+
+	for (uint32_t i = 0; i < c->fresh; i++) {
+		struct slot *s = &c->slots[i];
+
+		if (!s->refs)
+			continue;
+		leaked++;
+		pthread_mutex_lock(&c->slot_mu); /* writers hold both (objects.h) */
+		s->refs = 0;
+		s->gen++;
+		pthread_mutex_unlock(&c->slot_mu);
+		rec_unref(d, s->rec);
+	}
+	c->live_handles = 0;
+	return leaked;
+}
+
+dao_status dao_close(dao_ctx h, uint64_t *leaked)
+{
+	struct op sync_op = { .kind = OP_SYNC, .blocking = true };
+	struct device *d;
+	struct ctx *c;
+	uint64_t n;
+	dao_status st;
+
+	st = registry_close(h, &c);
+	if (st != DAO_OK)
+		return st;
+	dao_log_scope_push(c->log_level);
+
+	d = c->dev;
+	dev_lock(d);
+	n = release_all(c);
+	pthread_mutex_lock(&c->slot_mu);
+	rec_ctx_release(d, c); /* its spare records serve the device's other contexts */
+	pthread_mutex_unlock(&c->slot_mu);
+	sync_op.ctx = c;
+	inbox_push(d, &sync_op);
+	op_wait(d, &sync_op);
+	st = c->failure;
+	dev_unlock(d);
+	if (n)
+		dao_warn("context closed with %llu unreleased handle%s",
+			 (unsigned long long)n, n == 1 ? "" : "s");
+	if (leaked)
+		*leaked = n;
+
+	registry_lock();
+	if (--d->nctx == 0) {
+		shared_forget(d);
+	} else {
+		d = NULL;
+	}
+	registry_unlock();
+	device_destroy(d);
+	dao_log_scope_pop();
+	slot_table_free(c);
+	pthread_mutex_destroy(&c->slot_mu);
+	free(c);
+	return st;
+}

@@ -1,0 +1,367 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: MIT
+# evidence-report.pl - `make gpu-evidence-report DIR=...`: what one run of
+# gpu-evidence.sh wrote (DIR/evidence.jsonl, tests.tap, traces.tar, the
+# optional steps' files) becomes a dated section of Documentation/cuda.md,
+# and the raw records a JSON file beside it (Documentation/gpu-evidence/).
+#
+# Here, on the build machine, daosim replays each libdao row's trace on a
+# device file made of the rates that run measured (pinned copies each way,
+# dgemm on the table's tiles, device-to-device copies for the memory
+# bandwidth), at the row's budget, policy and lookahead, and its modeled
+# time goes beside the measured one with the error. The goals of issue 23
+# (deliverable 6) are each marked met, missed or not measured, with the
+# figure.
+#
+# A report only adds: the section goes at the end of cuda.md's "GPU
+# evidence" section, and a run already reported (its start time and host,
+# kept in a comment above its section, or its JSON file) is refused with
+# status 1, changing nothing.
+#
+# Usage: evidence-report.pl --dir DIR [--cuda-md FILE] [--json-dir DIR]
+#                           [--daosim BIN]
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use Getopt::Long;
+use JSON::PP;
+use POSIX qw(strftime);
+
+my ($dir, $md, $json_dir, $daosim) =
+	(undef, 'Documentation/cuda.md', 'Documentation/gpu-evidence', 'build/bin/daosim');
+GetOptions('dir=s' => \$dir, 'cuda-md=s' => \$md, 'json-dir=s' => \$json_dir,
+	   'daosim=s' => \$daosim) && defined $dir && !@ARGV
+	or do {
+	print STDERR "usage: evidence-report.pl --dir DIR [--cuda-md FILE] [--json-dir DIR] [--daosim BIN]\n";
+	exit 2;
+};
+
+my $json = JSON::PP->new->canonical;
+my $SECTION = '## GPU evidence (the prepared call)';
+# The goals of issue 23, deliverable 6.
+my %GOAL = (explicit_2x => 1.10, explicit_4x => 1.25, managed => 1.2, prefetch => 1.3,
+	    daosim => 0.15);
+
+# A refusal: the reason, status 1, nothing written.
+sub fail {
+	print STDERR "evidence-report: $_[0]\n";
+	exit 1;
+}
+
+sub slurp {
+	my ($f) = @_;
+	open(my $h, '<', $f) or return undef;
+	local $/;
+	my $s = <$h>;
+	return $s;
+}
+
+# ------------------------------------------------------------ the records --
+my $text = slurp("$dir/evidence.jsonl") // fail("no $dir/evidence.jsonl");
+my (@records, $unreadable);
+for my $line (split /\n/, $text) {
+	next unless $line =~ /\S/;
+	my $r = eval { $json->decode($line) };
+	if ($r) { push @records, $r } else { $unreadable++ }
+}
+my (%first, %rows, @steps);
+for my $r (@records) {
+	$first{$r->{step}} //= $r;
+	push @steps, $r;
+	$rows{"$1 $2 $3"} = $r if $r->{step} eq 'row' && $r->{name} =~ /^row (\d+)x (\S+) (\S+)$/;
+}
+my $start = $first{start} or fail("$dir/evidence.jsonl has no start record");
+my $setup = $first{setup}{result} // {};
+my $info = ok_result('info');
+my $bw = ok_result('bandwidth');
+my $rates = ok_result('rates');
+my $gpu = $info ? $info->{gpu} : undef;
+my $card = $gpu ? $gpu->{gpu} : 'unknown card';
+my ($date, $hhmm) = $start->{result}{date} =~ /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)/
+	or fail("the start record has no date");
+(my $slug = lc $card) =~ s/[^a-z0-9]+/-/g;
+$slug =~ s/^-+|-+$//g;
+(my $stamp = "${date}T${hhmm}Z") =~ s/://;
+my $run_id = "$start->{result}{epoch} $start->{result}{host}";
+my $json_name = "$stamp-$slug.json";
+
+sub ok_result {
+	my ($step) = @_;
+	my $r = $first{$step};
+	return $r && $r->{status} eq 'ok' ? $r->{result} : undef;
+}
+
+# Refuse before anything is written.
+my $doc = slurp($md) // fail("cannot read $md");
+fail("the run of $date $hhmm UTC ($run_id) is already in $md; a report never rewrites an " .
+	'older one') if index($doc, "<!-- gpu-evidence run $run_id -->") >= 0;
+fail("$json_dir/$json_name exists already") if -e "$json_dir/$json_name";
+
+# ------------------------------------------------------ daosim, calibrated --
+my $tmp = tempdir(CLEANUP => 1);
+my ($device_file, %modeled, $sim_note);
+if ($bw && $rates && $gpu) {
+	(my $name = "measured-$slug") =~ s/^(.{31}).*/$1/;
+	$device_file = join('',
+		"# $card, measured by gpu-evidence.sh on $date\n",
+		"name       $name\n",
+		sprintf("h2d_gbps   %.6g\n", $bw->{h2d_bytes_per_s} / 1e9),
+		sprintf("d2h_gbps   %.6g\n", $bw->{d2h_bytes_per_s} / 1e9),
+		sprintf("tflops     %.6g   # dgemm on tiles of %d\n", $rates->{dgemm_flops_per_s} / 1e12,
+			$rates->{tile}),
+		sprintf("mem_gbps   %.6g   # 2 x device-to-device copy rate (read and write)\n",
+			2 * $bw->{d2d_bytes_per_s} / 1e9),
+		sprintf("memory_gib %.6g\n", $gpu->{total_bytes} / 2**30),
+		sprintf("# not modeled: both directions at once, %.6g GB/s measured\n",
+			$bw->{bidir_bytes_per_s} / 1e9));
+	open(my $h, '>', "$tmp/device") or die;
+	print $h $device_file;
+	close $h;
+	mkdir "$tmp/traces";
+	system('tar', '-C', "$tmp/traces", '-xf', "$dir/traces.tar") if -s "$dir/traces.tar";
+	for my $key (sort keys %rows) {
+		my $r = $rows{$key}{result};
+		next unless $rows{$key}{status} eq 'ok' && $r && $r->{trace} && $r->{cholesky};
+		my $c = $r->{cholesky};
+		next unless -s "$tmp/traces/$r->{trace}";
+		my $out = `"$daosim" --json --device "$tmp/device" --time-bound-limit 0 --budget $c->{budget_bytes} --policy $c->{policy} --lookahead $c->{lookahead} "$tmp/traces/$r->{trace}" 2>"$tmp/sim.err"`;
+		my $s = eval { $json->decode($out) };
+		if ($? == 0 && $s) {
+			$modeled{$key} = $s->{traces}[0]{policies}[0]{modeled_ns} / 1e9;
+		} else {
+			$sim_note .= "daosim failed on $key: " . (slurp("$tmp/sim.err") // '') . "\n";
+		}
+	}
+} else {
+	$sim_note = 'no predictions: the bandwidth, rates or info step did not succeed';
+}
+
+# ------------------------------------------------------------- the tables --
+sub fmt { my ($f, $v) = @_; defined $v ? sprintf($f, $v) : 'n/a' }
+
+sub why {
+	my ($r) = @_;
+	return 'not reached' unless $r;
+	my $why = $r->{reason} // '';
+	$why .= ': ' . ($r->{result}{stderr} =~ s/\s+/ /gr) if $r->{status} eq 'failed' &&
+		$r->{result} && $r->{result}{stderr};
+	$why =~ s/\|/\\|/g;
+	return "$r->{status}" . ($why ne '' ? ": $why" : '');
+}
+
+my $deadline = $first{deadline};
+my @expected = @{$setup->{rows} // []};
+push @expected, grep { my $k = $_; !grep { $_ eq $k } @expected } sort keys %rows;
+my %seconds_of; # "ratio backend variant" -> seconds, for the goals
+my @table;
+push @table, '| ratio | n | backend | run | seconds | in-memory s | vs in-memory | Gflop/s | ' .
+	'h2d GiB | d2h GiB | stalls | stall s | factor = in-memory | residual | daosim s | ' .
+	'daosim error |', '|' . ('---|' x 16);
+for my $key (@expected) {
+	my ($ratio, $backend, $variant) = split / /, $key;
+	my $r = $rows{$key};
+	my $c = $r && $r->{status} eq 'ok' && $r->{result} ? $r->{result}{cholesky} : undef;
+	unless ($c) {
+		my $note = $r ? why($r)
+			: 'not reached: ' . ($deadline ? $deadline->{reason} : 'the call ended first');
+		push @table, "| ${ratio}x | | $backend | $variant | $note ||||||||||||";
+		next;
+	}
+	$seconds_of{$key} = $c->{seconds};
+	my $base_key = $backend eq 'uvm' ? "$ratio cuda-managed in-memory" : "$ratio $backend in-memory";
+	my $base = $rows{$base_key} && $rows{$base_key}{status} eq 'ok' ?
+		$rows{$base_key}{result}{cholesky} : undef;
+	my $same = !$base ? 'n/a' : $c->{factor_hash} eq $base->{factor_hash} ? 'yes' : '**DIFFERENT**';
+	my $sim = $modeled{$key};
+	push @table, join(' | ', '', "${ratio}x", $c->{n}, $backend, $variant,
+		fmt('%.4f', $c->{seconds}), $base ? fmt('%.4f', $base->{seconds}) : 'n/a',
+		$base ? fmt('%.3f', $c->{seconds} / $base->{seconds}) : 'n/a', fmt('%.0f', $c->{gflops}),
+		defined $c->{h2d_bytes} ? fmt('%.2f', $c->{h2d_bytes} / 2**30) : 'unknown',
+		defined $c->{d2h_bytes} ? fmt('%.2f', $c->{d2h_bytes} / 2**30) : 'unknown',
+		$c->{stalls} // 'unknown', defined $c->{stall_ns} ? fmt('%.4f', $c->{stall_ns} / 1e9) : 'unknown',
+		$same, sprintf('%.2e %s', $c->{residual} // 'nan', $c->{passed} ? 'passed' : '**FAILED**'),
+		fmt('%.4f', $sim), defined $sim && $c->{seconds} > 0 ?
+			sprintf('%+.1f%%', 100 * ($sim - $c->{seconds}) / $c->{seconds}) : 'n/a') =~ s/^ //r . ' |';
+}
+
+# The goals, each from the rows it needs.
+sub ratio_of {
+	my ($a, $b) = @_;
+	return defined $seconds_of{$a} && defined $seconds_of{$b} && $seconds_of{$b} > 0 ?
+		$seconds_of{$a} / $seconds_of{$b} : undef;
+}
+sub missing_of { join(', ', map { "$_ (" . why($rows{$_}) . ')' } grep { !defined $seconds_of{$_} } @_) }
+sub goal {
+	my ($what, $value, $ok, $fmt, @needs) = @_;
+	return "- $what: not measured, missing " . missing_of(@needs) unless defined $value;
+	return sprintf("- $what: **%s** ($fmt)", $ok ? 'met' : 'missed', $value);
+}
+my @goals;
+for my $g ([2, 'explicit_2x'], [4, 'explicit_4x']) {
+	my ($r, $k) = @$g;
+	my $v = ratio_of("$r cuda-explicit dao", "$r cuda-explicit in-memory");
+	push @goals, goal(sprintf("at ${r}x, cuda-explicit dao within %.2fx of in-memory", $GOAL{$k}), $v,
+		defined $v && $v <= $GOAL{$k}, '%.3fx', "$r cuda-explicit dao", "$r cuda-explicit in-memory");
+}
+for my $r (2, 4) {
+	my $v = ratio_of("$r cuda-managed dao", "$r cuda-explicit dao");
+	push @goals, goal(sprintf("at ${r}x, cuda-managed within %.2fx of cuda-explicit (dao)", $GOAL{managed}), $v,
+		defined $v && $v <= $GOAL{managed}, '%.3fx', "$r cuda-managed dao", "$r cuda-explicit dao");
+}
+for my $b ('cuda-explicit', 'cuda-managed') {
+	my $v = ratio_of("4 $b lookahead1", "4 $b dao");
+	push @goals, goal(sprintf("at 4x on $b, dao at least %.2fx faster than no prefetch ", $GOAL{prefetch}) .
+		'(lookahead 1)', $v, defined $v && $v >= $GOAL{prefetch}, '%.3fx',
+		"4 $b lookahead1", "4 $b dao");
+}
+{
+	my ($worst, $worst_key, $n) = (undef, undef, 0);
+	for my $k (keys %modeled) {
+		next unless defined $seconds_of{$k} && $seconds_of{$k} > 0;
+		my $e = abs($modeled{$k} - $seconds_of{$k}) / $seconds_of{$k};
+		($worst, $worst_key) = ($e, $k) if !defined $worst || $e > $worst;
+		$n++;
+	}
+	push @goals, defined $worst ?
+		sprintf("- daosim's calibrated prediction within %d%% of every measured libdao row: " .
+			"**%s** (worst %.1f%%, %s; %d rows)", 100 * $GOAL{daosim},
+			$worst <= $GOAL{daosim} ? 'met' : 'missed', 100 * $worst, $worst_key, $n) :
+		"- daosim's calibrated prediction within 15% of every measured libdao row: not " .
+		'measured (' . ($sim_note // 'no libdao row ran') . ')';
+}
+
+# CUPTI's counters of the managed runs, as the collector gave them.
+my @um;
+for my $key (@expected) {
+	my $r = $rows{$key};
+	next unless $r && $r->{result} && defined $r->{result}{umtrace};
+	my $u = $r->{result}{umtrace};
+	my $v = ref $u eq 'HASH' && exists $u->{available} && !$u->{available} ?
+		'not available: ' . ($u->{reason} // 'no reason given') : '`' . $json->encode($u) . '`';
+	push @um, "| ${\ ($key =~ s/^(\d+) /$1x /r)} | $v |";
+}
+
+# dao-bench copy, both backends.
+my @copy;
+for my $b ('cuda-explicit', 'cuda-managed') {
+	my $r = $first{copy} ? (grep { $_->{step} eq 'copy' && $_->{name} eq "copy $b" } @steps)[0] : undef;
+	if (!$r || $r->{status} ne 'ok') {
+		push @copy, "| $b | " . why($r) . ' ||||';
+		next;
+	}
+	for my $p (@{$r->{result}{runs}}) {
+		push @copy, sprintf('| %s | %s | %.3f | %.1f | %.1f | %.2f |', $b, $p->{pattern},
+			$p->{seconds} // 0, ($p->{gbps} // 0), ($p->{memcpy_gbps} // 0), $p->{ratio} // 0);
+	}
+}
+
+# The GPU tests.
+my @tests;
+for my $r (grep { $_->{step} eq 'test' } @steps) {
+	my $t = $r->{result};
+	push @tests, $t ? sprintf('| %s | %s | %s | %d | %d | %d | %s |', $t->{test},
+		$r->{status}, $t->{planned} // 'none', $t->{ok}, $t->{not_ok}, $t->{todo},
+		$t->{skipped} // '') : "| ${\ ($r->{name} =~ s/^test //r)} | " . why($r) . ' ||||||';
+}
+
+# Every step, for the time plan.
+my @plan;
+for my $r (@steps) {
+	next if $r->{step} eq 'start';
+	push @plan, sprintf('| %s | %s | %s | %s | %s |', $r->{name}, $r->{status},
+		defined $r->{seconds} ? sprintf('%.1f', $r->{seconds}) : '', $r->{cap_s} // '',
+		$r->{t} // '');
+}
+
+# -------------------------------------------------------------- the text --
+my $end = $first{end};
+my @s;
+push @s, "<!-- gpu-evidence run $run_id -->", "### Run of $date $hhmm UTC on $card", '';
+push @s, 'From one run of `gpu-evidence.sh` (' .
+	(($setup->{manifest} // '') =~ s/^# gpu-bundle: (.+)$/bundle made $1/r || 'bundle unknown') .
+	"; size $start->{result}{size}), reported on " . strftime('%Y-%m-%d', gmtime) .
+	" by `make gpu-evidence-report`. Raw records: [gpu-evidence/$json_name](gpu-evidence/$json_name)." .
+	($unreadable ? " $unreadable unreadable line(s) of evidence.jsonl were left out." : ''), '';
+if ($info) {
+	my $h = $info->{host};
+	push @s, sprintf('**Machine.** %s (compute capability %s), %s; CUDA driver API %s, ' .
+		'runtime %s; %.1f GiB, %.1f GiB free at the start. Host: %d CPUs (%s), %.0f GiB, ' .
+		'%s, kernel %s. CUDA libraries from `%s`, CUPTI %s.', $card,
+		$gpu->{compute_capability}, $info->{nvidia_driver} // 'NVIDIA driver unknown',
+		$gpu->{cuda_driver}, $gpu->{cuda_runtime}, $gpu->{total_bytes} / 2**30,
+		$gpu->{free_bytes} / 2**30, $h->{cpus}, $h->{cpu} || 'unknown', $h->{mem_total_kib} / 2**20,
+		$h->{os} || 'unknown OS', $h->{kernel}, $setup->{cuda_libdir} // '?',
+		$setup->{cupti_dir} ? "from `$setup->{cupti_dir}`" : 'not found'), '';
+} else {
+	push @s, '**Machine.** unknown: the info step ' . why($first{info}) . '.', '';
+}
+push @s, sprintf('The call took %d s of its %d s%s.', $end ? $end->{t} : 0,
+	$start->{result}{deadline_s}, $deadline ? " and was stopped at its deadline ($deadline->{reason})" : ''), '';
+push @s, '**Copies and kernel rates** (dao-gpubw, dao-gpurate).', '', '| measure | figure |', '|---|---|';
+if ($bw) {
+	push @s, sprintf('| pinned host-to-device | %.1f GB/s |', $bw->{h2d_bytes_per_s} / 1e9),
+		sprintf('| pinned device-to-host | %.1f GB/s |', $bw->{d2h_bytes_per_s} / 1e9),
+		sprintf('| both at once | %.1f GB/s |', $bw->{bidir_bytes_per_s} / 1e9),
+		sprintf('| device to device | %.1f GB/s copied |', $bw->{d2d_bytes_per_s} / 1e9);
+} else {
+	push @s, '| copies | ' . why($first{bandwidth}) . ' |';
+}
+if ($rates) {
+	push @s, map { sprintf("| $_, tile %d | %.2f Tflop/s (%.3f ms) |", $rates->{tile},
+		$rates->{"${_}_flops_per_s"} / 1e12, 1e3 * $rates->{"${_}_seconds"}) } qw(dpotrf dtrsm dsyrk dgemm);
+} else {
+	push @s, '| tile kernels | ' . why($first{rates}) . ' |';
+}
+push @s, '', '**The Cholesky table.** ' . sprintf('Tiles of %s, base budget %s bytes: ', $setup->{tile} // '?',
+	$setup->{base_budget_bytes} // '?') .
+	'at ratio r the device budget is the matrix bytes / r (at 1x the in-memory run is the dao ' .
+	'run). Seconds from the first launch to ' .
+	'the end of `dao_sync` (`--warm-up`: one-time costs outside); "vs in-memory" against the ' .
+	'in-memory run (budget = matrix) of the same matrix and backend (plain UVM against ' .
+	'cuda-managed\'s); "factor = in-memory": the factor hashes are equal; residual: ' .
+	'`--check sample`, bound 30 n eps; daosim: its modeled time on the device file below at ' .
+	'the row\'s budget, policy and lookahead, error = (daosim - measured) / measured.', '', @table, '';
+push @s, '**Goals of issue 23** (deliverable 6):', '', @goals, '';
+push @s, 'daosim\'s device file, from this run\'s rates:', '', '```', split(/\n/, $device_file), '```', ''
+	if $device_file;
+push @s, "daosim: $sim_note", '' if $sim_note && $device_file;
+push @s, '**CUPTI unified-memory counters** (managed runs, the whole process, warm-up included):', '',
+	'| row | counters |', '|---|---|', (@um ? @um : '| none | no managed row ran |'), '';
+push @s, '**dao-bench copy** (write-back and fetch through libdao against memcpy):', '',
+	'| backend | pattern | seconds | GB/s | memcpy GB/s | ratio |', '|---|---|---|---|---|---|',
+	(@copy ? @copy : '| none | not run |||||'), '';
+push @s, '**GPU tests** (tests/gpu, both CUDA backends each; TAP in the raw records):', '',
+	'| test | status | planned | ok | not ok | todo | skipped |', '|---|---|---|---|---|---|---|',
+	(@tests ? @tests : '| none | not reached ||||||'), '';
+for my $opt (['um-experiments', 'um-experiments.json'], ['torch', 'torch.txt']) {
+	my $r = $first{$opt->[0]};
+	push @s, "**$opt->[0]**: " . ($r ? why($r) : 'not reached') .
+		(-s "$dir/$opt->[1]" ? " ($opt->[1] kept in the raw records)" : '') . '.', '';
+}
+push @s, '**Steps** (name, status, seconds, cap, seconds since the start):', '',
+	'| step | status | seconds | cap | at |', '|---|---|---|---|---|', @plan, '';
+
+# ------------------------------------------------------------- writing --
+# At the end of the GPU evidence section: before the next "## " heading.
+my $section = join("\n", @s);
+my $pos = index($doc, "\n$SECTION\n");
+$doc =~ s/\n*\z/\n\n$SECTION\n/ if $pos < 0;
+$pos = index($doc, "\n$SECTION\n");
+my $next = index($doc, "\n## ", $pos + 1);
+$next = length($doc) if $next < 0;
+(my $before = substr($doc, 0, $next)) =~ s/\n*\z//;
+$doc = "$before\n\n$section" . (substr($doc, $next) =~ s/^\n*/\n/r);
+my %raw = (run => $start->{result}, records => \@records, device_file => $device_file,
+	   daosim_seconds => \%modeled, tests_tap => slurp("$dir/tests.tap"),
+	   um_experiments => slurp("$dir/um-experiments.json"), torch => slurp("$dir/torch.txt"),
+	   nvidia_smi => slurp("$dir/nvidia-smi.txt"));
+mkdir $json_dir unless -d $json_dir;
+open(my $jh, '>', "$json_dir/$json_name") or fail("$json_dir/$json_name: $!");
+print $jh JSON::PP->new->canonical->pretty->encode(\%raw);
+close $jh or die;
+open(my $mh, '>', "$md.tmp") or fail("$md.tmp: $!");
+print $mh $doc;
+close $mh or die;
+rename("$md.tmp", $md) or fail("$md: $!");
+print "evidence-report: added \"Run of $date $hhmm UTC on $card\" to $md, raw records in " .
+	"$json_dir/$json_name\n";

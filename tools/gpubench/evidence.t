@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The prepared GPU call rehearsed against the CUDA runtime model (run by
+# `make check-gpu-evidence` after it made the bundle in
+# $DAO_EVIDENCE_CHECK/bundle): gpu-evidence.sh at its tiny size writes at
+# most 8 well-named files, every step and every row of the table in them,
+# every factor equal to its in-memory run's; the report turns them into a
+# section of a copy of cuda.md with every row, goal and test, and never
+# rewrites a run it has; the hard deadline stops a hung call. TAP.
+set -u
+
+check=${DAO_EVIDENCE_CHECK:?}
+model=$(readlink -f "${DAO_CUDAMODEL_DIR:?}")
+daosim=${DAO_DAOSIM:-build/bin/daosim}
+bundle=$check/bundle
+out=$check/out
+. "$(dirname "$0")/../../tests/tap.sh"
+
+# jq-free reading of the records: a Perl expression over all of them as
+# @r (decoded lines), printed.
+records() {
+	perl -MJSON::PP -e '
+		open(my $f, "<", $ARGV[0]) or die; my @r = map { decode_json($_) } grep { /\S/ } <$f>;
+		my $v = eval $ARGV[1]; die $@ if $@; print "$v\n";' "$1" "$2"
+}
+
+# --- the bundle -----------------------------------------------------------
+bytes=$(du -sb "$bundle" | cut -f1)
+ok "$(test "$bytes" -le $((48 << 20)) && test -x "$bundle/gpu-evidence.sh" &&
+	test -s "$bundle/MANIFEST"; echo $?)" "the bundle: $bytes bytes, under 48 MiB, with its script and manifest"
+ok "$(for b in dao-cholesky dao-gpubw dao-gpuinfo dao-gpurate dao-bench test_gpu_property \
+	test_gpu_budget test_gpu_threads; do test -x "$bundle/bin/$b" || exit 1; done; echo 0)" \
+	"the bundle has the CUDA programs and the GPU tests"
+ok "$(readelf -d "$bundle/bin/dao-cholesky" | grep -q 'RPATH.*\[\$ORIGIN/\.\./lib\]' &&
+	! readelf -d "$bundle/bin/dao-cholesky" | grep -q RUNPATH; echo $?)" \
+	"its programs find the bundle's libraries by DT_RPATH \$ORIGIN/../lib, and no other path"
+tar -tzf "$bundle/syslibs.tar.gz" >"$check/syslibs" 2>/dev/null
+ok "$(grep -qx 'libopenblas.so.0' "$check/syslibs" && grep -qx 'liblapacke.so.3' "$check/syslibs" &&
+	grep -qx 'libgfortran.so.5' "$check/syslibs" && ! grep -Eq '^(libcu|libnv|libc\.so|libm\.so)' \
+	"$check/syslibs"; echo $?)" \
+	"the system libraries travel (OpenBLAS, LAPACKE, gfortran), not CUDA's nor glibc's"
+
+# --- the call -------------------------------------------------------------
+t0=$(date +%s)
+OUT=$out DAO_EVIDENCE_SIZE=tiny DAO_CUDA_LIBDIR=$model DAO_EVIDENCE_SECONDS=300 \
+	bash "$bundle/gpu-evidence.sh" >"$check/call.out" 2>&1
+rc=$?
+t1=$(date +%s)
+ok "$(test $rc = 0; echo $?)" "the call ends with status 0 (took $((t1 - t0)) s here)"
+ok "$(test "$(find "$out" -mindepth 1 | wc -l)" -le 8 &&
+	test -z "$(find "$out" -mindepth 1 ! -type f)" &&
+	! find "$out" -type f -printf '%f\n' | grep -q '[^A-Za-z0-9._-]'; echo $?)" \
+	"at most 8 plain files, named with letters, digits, '.', '_' and '-': $(ls "$out" | tr '\n' ' ')"
+ev=$out/evidence.jsonl
+ok "$(test "$(records "$ev" 'scalar @r')" -gt 30; echo $?)" \
+	"evidence.jsonl: every line is one JSON object"
+ok "$(test "$(records "$ev" '
+	my %s = map { $_->{step} => 1 } @r;
+	(grep { !$s{$_} } qw(start setup info bandwidth rates row copy test um-experiments torch end)) ? 0 :
+	!$s{deadline} ? 1 : 0')" = 1; echo $?)" "every step is recorded, start to end, no deadline"
+ok "$(test "$(records "$ev" '
+	my @bad = grep { $_->{status} ne "ok" && $_->{step} !~ /^(um-experiments|torch)$/ } @r;
+	print STDERR "not ok: $_->{name}: $_->{status}: ", ($_->{reason} // ""), "\n" for @bad; !@bad ? 1 : 0')" = 1
+	echo $?)" "every step but the optional ones succeeds against the model"
+# The optional steps run when their script is in the bundle, and are
+# skipped, saying so, when it is not.
+optional_ok=0
+for step in um-experiments:um-experiments.sh torch:torch-evidence.sh; do
+	want=skipped
+	test -f "$bundle/${step#*:}" && want=ok
+	test "$(records "$ev" '
+		my @o = grep { $_->{step} eq "'"${step%%:*}"'" } @r;
+		@o == 1 && $o[0]{status} eq "'$want'" &&
+		("'$want'" eq "ok" || $o[0]{reason} =~ /is not in the bundle/) ? 1 : 0')" = 1 || optional_ok=1
+done
+ok $optional_ok "um-experiments and torch: run where their scripts are in the bundle, else skipped, saying so"
+ok "$(test "$(records "$ev" '
+	my ($s) = grep { $_->{step} eq "setup" } @r;
+	!defined $s->{result}{cupti_dir} && $s->{result}{missing_libraries} eq "" &&
+	$s->{result}{syslibs} > 5 ? 1 : 0')" = 1; echo $?)" \
+	"setup: the system libraries unpacked, none missing, CUPTI absent under the model (recorded)"
+ok "$(test "$(records "$ev" '
+	my ($s) = grep { $_->{step} eq "setup" } @r; $s->{result}{openblas} =~ m{/run/lib/libopenblas\.so\.0$} ? 1 : 0')" = 1 &&
+	! ls "$bundle/lib" | grep -q '^lib\(openblas\|lapack\|gfortran\)'; echo $?)" \
+	"dao-cholesky loads the bundle's OpenBLAS by its rpath, from a copy: the bundle stays as made"
+
+# The table: every row of the default list ran, each factor equal to its
+# in-memory run's, each residual below its bound, managed rows say CUPTI
+# was not collected, each libdao row's trace kept.
+ok "$(test "$(records "$ev" '
+	my ($s) = grep { $_->{step} eq "setup" } @r;
+	my %row = map { ($_->{name} =~ s/^row (\d+)x /$1 /r) => $_ } grep { $_->{step} eq "row" } @r;
+	my @bad = grep { !$row{$_} || $row{$_}{status} ne "ok" || !$row{$_}{result}{cholesky}{passed} }
+		@{$s->{result}{rows}};
+	print STDERR "row $_: not ok\n" for @bad;
+	@{$s->{result}{rows}} == 23 && !@bad ? 1 : 0')" = 1; echo $?)" \
+	"all 23 rows of the table ran and passed their sampled check"
+ok "$(test "$(records "$ev" '
+	my %c = map { ($_->{name} =~ s/^row //r) => $_->{result}{cholesky} } grep { $_->{step} eq "row" } @r;
+	my @bad = grep { /^(\d+)x (\S+) / && $c{"$1x " . ($2 eq "uvm" ? "cuda-managed" : $2) . " in-memory"}{factor_hash} ne $c{$_}{factor_hash} } keys %c;
+	print STDERR "hash differs: $_\n" for @bad; !@bad ? 1 : 0')" = 1; echo $?)" \
+	"every factor's hash equals its in-memory run's"
+ok "$(test "$(records "$ev" '
+	my @m = grep { $_->{step} eq "row" && $_->{name} !~ /cuda-explicit/ } @r;
+	my $why = '"$(test -f "$bundle/lib/libdao-umtrace.so" && echo 'qr/model is loaded/' || echo 'qr/not collected/')"';
+	@m == 12 && !(grep { $_->{result}{umtrace}{available} ||
+		$_->{result}{umtrace}{reason} !~ $why } @m) ? 1 : 0')" = 1
+	echo $?)" "every managed row (cuda-managed, uvm) records why CUPTI has no figures (the model, or no collector)"
+ok "$(test "$(tar -tf "$out/traces.tar" | grep -c '\.trace$')" = 22; echo $?)" \
+	"traces.tar: the trace of each of the 22 libdao rows"
+ok "$(test "$(grep -c '^# ==== test_gpu_[a-z]* (both CUDA backends)' "$out/tests.tap")" = 3 &&
+	! grep -q '^not ok' "$out/tests.tap" && test "$(grep -c '^ok' "$out/tests.tap")" -gt 10; echo $?)" \
+	"tests.tap: the three GPU tests' TAP, all passing"
+
+# --- the report -----------------------------------------------------------
+cp Documentation/cuda.md "$check/cuda.md"
+report() {
+	perl tools/gpubench/evidence-report.pl --dir "$1" --cuda-md "$check/cuda.md" \
+		--json-dir "$check/evidence-json" --daosim "$daosim" >"$check/report.out" 2>&1
+}
+report "$out"
+ok $? "the report runs"
+section=$(sed -n '/^<!-- gpu-evidence run/,$p' "$check/cuda.md")
+ok "$(grep -q '^### Run of [0-9-]* [0-9:]* UTC on cudamodel' <<<"$section" &&
+	grep -q '^| ratio | n | backend | run | seconds' <<<"$section"; echo $?)" \
+	"a dated section naming the card, with the Cholesky table"
+missing=$(records "$ev" '
+	my ($s) = grep { $_->{step} eq "setup" } @r;
+	join(",", @{$s->{result}{rows}})' | tr ',' '\n' | while read -r ratio backend variant; do
+	grep -Eq "^\| ${ratio}x \| [0-9]+ \| $backend \| $variant \| [0-9.]+ \|" <<<"$section" ||
+		echo "$ratio $backend $variant"
+done)
+ok "$(test -z "$missing"; echo $?)" "every row is in the table with its figures${missing:+ (missing: $missing)}"
+ok "$(test "$(grep -Ec '^- .*: (\*\*met\*\*|\*\*missed\*\*|not measured)' <<<"$section")" = 7; echo $?)" \
+	"the seven goals of deliverable 6, each met, missed or not measured"
+ok "$(grep -Eq '^\| 2x \| [0-9]+ \| cuda-explicit \| dao \|.* [0-9.]+ \| [+-][0-9.]+% \|' <<<"$section" &&
+	grep -q '^tflops ' <<<"$section"; echo $?)" \
+	"daosim's prediction beside a row, from a device file of the measured rates"
+ok "$(grep -q '^| test_gpu_property | ok |' <<<"$section" && grep -q '^| setup | ok |' <<<"$section"
+	echo $?)" "the tests and the steps are listed"
+json_file=$(ls "$check/evidence-json"/*.json 2>/dev/null | head -1)
+ok "$(test -n "$json_file" && perl -MJSON::PP -e 'local $/; open(my $f, "<", $ARGV[0]) or die;
+	my $j = decode_json(<$f>); exit !(@{$j->{records}} > 30 && $j->{tests_tap} =~ /^ok/m)' "$json_file"
+	echo $?)" "the raw records kept beside it as JSON: $(basename "${json_file:-none}")"
+cp "$check/cuda.md" "$check/cuda.md.before"
+report "$out"
+ok "$(test $? = 1 && grep -q 'already in' "$check/report.out" &&
+	cmp -s "$check/cuda.md" "$check/cuda.md.before"; echo $?)" \
+	"reporting the same run again is refused and changes nothing"
+# A later run: the same files an hour later.
+mkdir -p "$check/later"
+cp "$out"/* "$check/later/"
+perl -i -pe 'if ($. == 1) { s/"epoch":(\d+)/"epoch":@{[$1 + 3600]}/; s/T(\d\d):/sprintf("T%02d:", ($1 + 1) % 24)/e }' \
+	"$check/later/evidence.jsonl"
+report "$check/later"
+ok "$(test $? = 0 && test "$(grep -c '^### Run of' "$check/cuda.md")" = 2 &&
+	cmp -s <(head -c "$(stat -c %s "$check/cuda.md.before")" "$check/cuda.md") "$check/cuda.md.before"
+	echo $?)" "a later run adds a second section after the first, which stays as it was"
+
+# --- the loader's fallback and the deadline ---------------------------------
+# 24 s: what setup leaves, less the 5 s kept for the end, is below every
+# tiny step's 20-s cap.
+OUT=$check/out-python DAO_EVIDENCE_SIZE=tiny DAO_CUDA_LIBDIR=$model DAO_EVIDENCE_SECONDS=24 \
+	DAO_EVIDENCE_UNPACK=python bash "$bundle/gpu-evidence.sh" >/dev/null 2>&1
+ok "$(test "$(records "$check/out-python/evidence.jsonl" '
+	my ($s) = grep { $_->{step} eq "setup" } @r;
+	my @skip = grep { $_->{status} eq "skipped" && $_->{reason} =~ /^time: needs up to \d+ s, -?\d+ s left$/ } @r;
+	$s->{result}{syslibs} > 5 && $s->{result}{openblas} =~ m{/run/lib/} && @skip > 20 ? 1 : 0')" = 1
+	echo $?)" \
+	"python3 unpacks the libraries where tar cannot; steps without the time left are skipped, saying so"
+# A setup that hangs (a tar that never returns): the deadline stops it all.
+mkdir -p "$check/hang"
+printf '#!/bin/sh\necho $$ >%s/pid\nexec sleep 300\n' "$check/hang" >"$check/hang/tar"
+chmod +x "$check/hang/tar"
+t0=$(date +%s)
+PATH=$check/hang:$PATH OUT=$check/out-hang DAO_EVIDENCE_SIZE=tiny DAO_CUDA_LIBDIR=$model \
+	DAO_EVIDENCE_SECONDS=4 bash "$bundle/gpu-evidence.sh" >/dev/null 2>&1
+rc=$?
+t1=$(date +%s)
+ok "$(test $rc = 0 && test $((t1 - t0)) -lt 30 && test "$(records "$check/out-hang/evidence.jsonl" '
+	(grep { $_->{step} eq "deadline" && $_->{reason} =~ /during: setup/ } @r) &&
+	(grep { $_->{step} eq "end" && $_->{result}{killed} } @r) ? 1 : 0')" = 1 &&
+	! kill -0 "$(cat "$check/hang/pid")" 2>/dev/null; echo $?)" \
+	"a hung setup: stopped at the deadline ($((t1 - t0)) s for 4), every process of it killed, recorded"
+
+tap_done
