@@ -25,7 +25,7 @@ $(TORCH_CONFIG): torch/config.py $(wildcard /usr/lib/python3/dist-packages/torch
 
 -include $(TORCH_CONFIG)
 
-.PHONY: torch check-torch check-torch-asan bench-torch
+.PHONY: torch check-torch check-torch-asan bench-torch predict-torch
 all: torch
 
 ifeq ($(TORCH_SKIP),)
@@ -109,14 +109,28 @@ check-torch-asan: torch-asan
 bench-torch: torch-rel
 	$(call TORCH_TEST_ENV,rel) $(TORCH_PYTHON) torch/bench/overhead.py
 
+# daosim's prediction of a traced run on this machine's measured rates
+# against the host backend's time; status 1 beyond the margin
+# (Documentation/torch.md, Predict before the run). A timed check: not in
+# `make check`, whose test_predict compares the decisions only.
+predict-torch: torch-rel $(DAOSIM_BIN)
+	$(call TORCH_TEST_ENV,rel) $(TORCH_PYTHON) torch/bench/predict.py
+
 else
 
 torch:
 	@echo "torch: SKIP: $(TORCH_SKIP) (the dao PyTorch device is not built)"
 
-check-torch check-torch-asan bench-torch:
+check-torch check-torch-asan bench-torch predict-torch:
 	@echo "$@: SKIP: $(TORCH_SKIP)"
 
 endif
 
 CHECK_EXTRA += check-torch check-torch-asan
+
+# The GPU machine builds the extension itself against its PyTorch
+# (tools/gpubench/torch-evidence.sh, a step of the prepared call): the
+# sources travel in the bundle, with libdao.so and its CUDA backends.
+GPU_BUNDLE_SCRIPTS += tools/gpubench/torch-evidence.sh
+GPU_BUNDLE_SRCS += torch/csrc torch/dao_torch torch/bench torch/config.py libdao/include
+GPU_BUNDLE_LIBS += $(LIBDAO_SO)
