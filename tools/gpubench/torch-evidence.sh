@@ -21,7 +21,8 @@
 # Everything ends by DAO_EVIDENCE_DEADLINE (epoch seconds; default 150 s
 # from now): the build and the run are under `timeout`, and gpt.py skips
 # the runs that would not end in time. DAO_TORCH_EVIDENCE_SIZE (full |
-# small | tiny, default full) picks the model's size.
+# small | tiny; default DAO_EVIDENCE_SIZE, tiny in the rehearsal, else
+# full) picks the model's size.
 # Exit status: 0 when it ran or was skipped, 1 when the build or the run
 # failed (the reason and the log's tail in OUTFILE), 2 for no OUTFILE.
 set -u
@@ -35,7 +36,7 @@ here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 bundle=${DAO_EVIDENCE_BUNDLE:-$here}
 src=$bundle/src
 deadline=${DAO_EVIDENCE_DEADLINE:-$(($(date +%s) + 150))}
-size=${DAO_TORCH_EVIDENCE_SIZE:-full}
+size=${DAO_TORCH_EVIDENCE_SIZE:-${DAO_EVIDENCE_SIZE:-full}}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -64,10 +65,12 @@ for p in ${DAO_TORCH_PYTHON:-} python3 python; do
 	"$p" -c 'import torch' >/dev/null 2>&1 && { python=$p; break; }
 done
 [ -n "$python" ] || finish skipped "no Python with PyTorch (python3, python)"
-cuda=$("$python" -c 'import torch; print(torch.version.cuda or "", torch.cuda.is_available())' 2>/dev/null)
-case $cuda in
-" "* | "") finish skipped "$("$python" -c 'import torch; print("PyTorch", torch.__version__)') is built without CUDA" ;;
-*" False") finish skipped "PyTorch sees no CUDA device (CUDA ${cuda% *})" ;;
+info=$("$python" -c 'import torch; print(torch.__version__, torch.version.cuda or "none", torch.cuda.is_available())' 2>&1 | tail -1)
+read -r tv tc ta _ <<<"$info"
+case $tc:$ta in
+none:*) finish skipped "PyTorch $tv ($(command -v "$python")) is built without CUDA" ;;
+*:True) ;;
+*) finish skipped "PyTorch $tv ($(command -v "$python"), CUDA $tc) sees no CUDA device: $info" ;;
 esac
 cxx=""
 for c in ${CXX:-} c++ g++ clang++; do

@@ -19,7 +19,8 @@ The device file (printed) is this machine's: copies are memcpy on the
 host backend's copy thread (h2d_gbps, d2h_gbps: a 64 MiB tensor copy), a
 kernel is a PyTorch CPU operator on the executor thread (tflops: a 256 x
 256 matmul on one thread; mem_gbps: an add over 16 MiB; launch_ns: what a
-16-element operator costs the executor, dispatch and all)."""
+16-element operator costs the executor, dispatch and all, the mean over
+five kinds)."""
 import argparse
 import json
 import os
@@ -77,17 +78,24 @@ def measure_rates():
     mem = (3 * 4 * m) / best(lambda: torch.add(x, y, out=z))
     p, q, r = torch.randn(256, 256), torch.randn(256, 256), torch.empty(256, 256)
     flops = (2 * 256 ** 3 * 8) / best(lambda: [torch.mm(p, q, out=r) for _ in range(8)])
-    # The executor's cost of one tiny operator: all of it overhead.
+    # The executor's cost of one tiny operator, all of it overhead: the
+    # mean over the kinds a training step is made of (a fresh output, an
+    # out= argument, in place, a reduction).
     dao_torch.open(backend="host", budget="64M", lookahead=LOOKAHEAD, deterministic=True)
     s = [torch.ones(16).to(dao_torch.device) for _ in range(3)]
     dao_torch.synchronize()
-    k = 4000
+    k = 1000
+    keep = []
     for _ in range(k):
+        keep.append(torch.relu(s[0]))
+        keep.append(s[0] * s[1])
         torch.add(s[0], s[1], out=s[2])
+        s[2].mul_(0.5)
+        keep.append(s[2].sum())
     t0 = time.perf_counter()
     dao_torch.synchronize()
-    launch = (time.perf_counter() - t0) / k
-    del s
+    launch = (time.perf_counter() - t0) / (5 * k)
+    del s, keep
     dao_torch.close()
     return dict(h2d_gbps=copy / 1e9, d2h_gbps=copy / 1e9, tflops=flops / 1e12,
                 mem_gbps=mem / 1e9, launch_ns=launch * 1e9)
