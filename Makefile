@@ -49,6 +49,7 @@ all:
 include libdao/libdao.mk
 -include libdao/fortran/fortran.mk
 -include $(wildcard tools/*/*.mk)
+-include torch/torch.mk
 -include tests/tests.mk
 -include kmod/kmod.mk
 -include slurm/slurm.mk

@@ -136,6 +136,43 @@ if ($bw && $rates && $gpu) {
 	$sim_note = 'no predictions: the bandwidth, rates or info step did not succeed';
 }
 
+# The PyTorch device's run (torch-evidence.sh, issue 24): one row per run
+# of gpt.py, plain PyTorch in memory first; nothing when it did not run.
+sub torch_table {
+	my ($text) = @_;
+	return () unless defined $text && $text =~ /\S/;
+	my $t = eval { $json->decode($text) } or return ('**torch.json** does not parse.', '');
+	my @out = ('**The PyTorch device** (torch-evidence.sh: ' . ($t->{status} // 'ok') .
+		(defined $t->{reason} && $t->{reason} ne '' ? ": $t->{reason}" : '') . ').', '');
+	return @out unless $t->{runs};
+	my $c = $t->{config} // {};
+	push @out, sprintf('GPT-style transformer (torch.nn, random weights): %s layers, width %s, ' .
+		'vocabulary %s, batch %s x %s tokens; PyTorch %s, CUDA %s, %s; budget %s bytes ' .
+		'(the in-memory peak / %s); deterministic mode; step time the median of the steps ' .
+		'after the first; built in %s s.', map { $_ // '?' } $c->{layers}, $c->{width}, $c->{vocab},
+		$c->{batch}, $c->{seq}, $t->{torch}, $t->{cuda}, $t->{device_name}, $t->{budget_bytes},
+		$t->{ratio}, $t->{build_s}), '',
+		'| run | step s | tokens/s | vs in-memory | peak device GiB | h2d GiB | d2h GiB | losses = in-memory |',
+		'|---|---|---|---|---|---|---|---|';
+	my $mem;
+	for my $r (@{$t->{runs}}) {
+		$mem //= $r->{step_s} if $r->{name} eq 'memory';
+		my $what = $r->{skipped} ? "skipped: $r->{skipped}" : $r->{error} ? "failed: $r->{error}" : undef;
+		if ($what) {
+			$what =~ s/\|/\\|/g;
+			push @out, "| $r->{name} | $what |||||||";
+			next;
+		}
+		push @out, sprintf('| %s | %s | %s | %s | %s | %s | %s | %s |', $r->{name}, fmt('%.3f', $r->{step_s}),
+			fmt('%.0f', $r->{tokens_per_s}), $mem && $r->{step_s} ? sprintf('%.2fx', $r->{step_s} / $mem) : 'n/a',
+			fmt('%.2f', defined $r->{peak_device_bytes} ? $r->{peak_device_bytes} / 2**30 : undef),
+			fmt('%.2f', defined $r->{h2d_bytes} ? $r->{h2d_bytes} / 2**30 : undef),
+			fmt('%.2f', defined $r->{d2h_bytes} ? $r->{d2h_bytes} / 2**30 : undef),
+			$r->{name} eq 'memory' ? 'reference' : ($r->{equal_to_memory} ? 'yes' : '**no**'));
+	}
+	return (@out, '');
+}
+
 # ------------------------------------------------------------- the tables --
 sub fmt { my ($f, $v) = @_; defined $v ? sprintf($f, $v) : 'n/a' }
 
@@ -333,11 +370,12 @@ push @s, '**dao-bench copy** (write-back and fetch through libdao against memcpy
 push @s, '**GPU tests** (tests/gpu, both CUDA backends each; TAP in the raw records):', '',
 	'| test | status | planned | ok | not ok | todo | skipped |', '|---|---|---|---|---|---|---|',
 	(@tests ? @tests : '| none | not reached ||||||'), '';
-for my $opt (['um-experiments', 'um-experiments.json'], ['torch', 'torch.txt']) {
+for my $opt (['um-experiments', 'um-experiments.json'], ['torch', 'torch.json']) {
 	my $r = $first{$opt->[0]};
 	push @s, "**$opt->[0]**: " . ($r ? why($r) : 'not reached') .
 		(-s "$dir/$opt->[1]" ? " ($opt->[1] kept in the raw records)" : '') . '.', '';
 }
+push @s, torch_table(slurp("$dir/torch.json"));
 push @s, '**Steps** (name, status, seconds, cap, seconds since the start):', '',
 	'| step | status | seconds | cap | at |', '|---|---|---|---|---|', @plan, '';
 
@@ -353,7 +391,7 @@ $next = length($doc) if $next < 0;
 $doc = "$before\n\n$section" . (substr($doc, $next) =~ s/^\n*/\n/r);
 my %raw = (run => $start->{result}, records => \@records, device_file => $device_file,
 	   daosim_seconds => \%modeled, tests_tap => slurp("$dir/tests.tap"),
-	   um_experiments => slurp("$dir/um-experiments.json"), torch => slurp("$dir/torch.txt"),
+	   um_experiments => slurp("$dir/um-experiments.json"), torch => slurp("$dir/torch.json"),
 	   nvidia_smi => slurp("$dir/nvidia-smi.txt"));
 mkdir $json_dir unless -d $json_dir;
 open(my $jh, '>', "$json_dir/$json_name") or fail("$json_dir/$json_name: $!");

@@ -34,6 +34,11 @@ ok "$(for b in dao-cholesky dao-gpubw dao-gpuinfo dao-gpurate dao-bench test_gpu
 ok "$(readelf -d "$bundle/bin/dao-cholesky" | grep -q 'RPATH.*\[\$ORIGIN/\.\./lib\]' &&
 	! readelf -d "$bundle/bin/dao-cholesky" | grep -q RUNPATH; echo $?)" \
 	"its programs find the bundle's libraries by DT_RPATH \$ORIGIN/../lib, and no other path"
+ok "$(test -x "$bundle/torch-evidence.sh" && bash -n "$bundle/torch-evidence.sh" &&
+	for f in torch/csrc/fallback.cpp torch/csrc/cuda.cpp torch/csrc/dao_torch.h torch/bench/gpt.py \
+		torch/config.py torch/dao_torch/__init__.py libdao/include/dao.h; do
+		test -f "$bundle/src/$f" || exit 1; done && ls "$bundle"/lib/libdao.so.* >/dev/null; echo $?)" \
+	"the PyTorch device's script, sources and libdao.so travel for the GPU machine's own build"
 tar -tzf "$bundle/syslibs.tar.gz" >"$check/syslibs" 2>/dev/null
 ok "$(grep -qx 'libopenblas.so.0' "$check/syslibs" && grep -qx 'liblapacke.so.3' "$check/syslibs" &&
 	grep -qx 'libgfortran.so.5' "$check/syslibs" && ! grep -Eq '^(libcu|libnv|libc\.so|libm\.so)' \
@@ -74,6 +79,9 @@ for step in um-experiments:um-experiments.sh torch:torch-evidence.sh; do
 		("'$want'" eq "ok" || $o[0]{reason} =~ /is not in the bundle/) ? 1 : 0')" = 1 || optional_ok=1
 done
 ok $optional_ok "um-experiments and torch: run where their scripts are in the bundle, else skipped, saying so"
+ok "$(perl -MJSON::PP -e 'local $/; open(my $f, "<", $ARGV[0]) or exit 1; my $t = decode_json(<$f>);
+	exit !($t->{status} eq "ok" && $t->{runs} || $t->{status} eq "skipped" && $t->{reason} =~ /\S/)' "$out/torch.json"
+	echo $?)" "torch.json: the PyTorch device's run, or why it was skipped: $(head -c 160 "$out/torch.json" 2>/dev/null)"
 ok "$(test "$(records "$ev" '
 	my ($s) = grep { $_->{step} eq "setup" } @r;
 	!defined $s->{result}{cupti_dir} && $s->{result}{missing_libraries} eq "" &&

@@ -40,7 +40,8 @@
 #   setup 2/30, info 3/30, bandwidth 4/30, rates 5/40,
 #   rows: 1x 4/25, 2x 6/35, 4x 12/60 each (23 rows, about 170 s),
 #   copy 4/30 per backend, tests 15/90, 10/60, 10/60,
-#   um-experiments -/90, torch -/60; the end 2 (kept in reserve: 10).
+#   um-experiments -/90, torch 120/150 (its build about 60); the end 2
+#   (kept in reserve: 10).
 # The rehearsal (DAO_EVIDENCE_SIZE=tiny, `make check`) runs the same steps
 # on tiles of 128 and a base budget of 1 MiB with short caps, against the
 # CUDA runtime model (DAO_CUDA_LIBDIR naming it).
@@ -64,7 +65,7 @@
 #   nvidia-smi.txt  nvidia-smi and nvidia-smi -q, when nvidia-smi exists
 #   tests.tap       the GPU tests' TAP, each test headed by its name
 #   traces.tar      the traces of the Cholesky rows (ROW.trace)
-#   um-experiments.json, torch.txt   the optional steps' outputs
+#   um-experiments.json, torch.json  the optional steps' outputs
 #
 # Contract with the optional pieces (other fragments add them to the
 # bundle; each one missing is recorded as skipped and the rest goes on):
@@ -77,8 +78,9 @@
 #   um-experiments.sh OUTFILE  the cuda-managed experiments: writes OUTFILE
 #       (OUT/um-experiments.json), must end by DAO_EVIDENCE_DEADLINE (epoch
 #       seconds; its cap is 90 s); the same LD_LIBRARY_PATH and bundle.
-#   torch-evidence.sh OUTFILE  the PyTorch device's GPU test: writes
-#       OUTFILE (OUT/torch.txt) by DAO_EVIDENCE_DEADLINE (cap 60 s).
+#   torch-evidence.sh OUTFILE  the PyTorch device's GPU run: builds the
+#       extension from src/ and writes OUTFILE (OUT/torch.json, one JSON
+#       object) by DAO_EVIDENCE_DEADLINE (cap 150 s).
 #   Both run with DAO_EVIDENCE_BUNDLE (this folder), DAO_EVIDENCE_BIN (the
 #   runnable copy of its bin/, the libraries beside it) and the rows'
 #   LD_LIBRARY_PATH (the CUDA libraries, CUPTI) in the environment.
@@ -134,7 +136,7 @@ cap() {
 	row) case $2 in 1) echo 25 ;; 2) echo 35 ;; *) echo 60 ;; esac ;;
 	test) case $2 in test_gpu_property) echo 90 ;; *) echo 60 ;; esac ;;
 	um-experiments) echo 90 ;;
-	torch) echo 60 ;;
+	torch) echo 150 ;;
 	esac
 }
 
@@ -358,7 +360,7 @@ run_one_step() {
 	row) step_row "$@" ;;
 	test) step_test "$@" ;;
 	um-experiments) step_script um-experiments.sh um-experiments.json "$@" ;;
-	torch) step_script torch-evidence.sh torch.txt "$@" ;;
+	torch) step_script torch-evidence.sh torch.json "$@" ;;
 	*) echo "unknown step $name" >&2; exit 2 ;;
 	esac
 }
@@ -497,7 +499,7 @@ outer() {
 		echo "gpu-evidence: cannot write to $OUT" >&2
 		exit 2
 	}
-	rm -f "$OUT"/{nvidia-smi.txt,tests.tap,traces.tar,um-experiments.json,torch.txt}
+	rm -f "$OUT"/{nvidia-smi.txt,tests.tap,traces.tar,um-experiments.json,torch.json}
 	DAO_EVIDENCE_START=$(now)
 	DAO_EVIDENCE_DEADLINE=$((DAO_EVIDENCE_START + ${DAO_EVIDENCE_SECONDS:-450}))
 	DAO_EVIDENCE_WORK=$(mktemp -d)
