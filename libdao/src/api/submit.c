@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "core/inbox.h"
 #include "core/launch.h"
@@ -154,7 +155,7 @@ dao_status dao_sync(dao_ctx h)
 dao_status dao_iteration(dao_ctx h)
 {
 	struct ctx *c;
-	struct op *op = calloc(1, sizeof(*op));
+	struct op *op = fault_calloc(1, sizeof(*op));
 	dao_status st;
 
 	if (!op)

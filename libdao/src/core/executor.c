@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/executor.h"
@@ -310,7 +311,7 @@ out: {
 
 dao_status executor_start(struct device *d)
 {
-	if (pthread_create(&d->thread, NULL, executor_main, d))
+	if (fault_pthread_create(&d->thread, NULL, executor_main, d))
 		return DAO_ERR_NOMEM;
 	d->thread_started = true;
 	return DAO_OK;

@@ -25,6 +25,7 @@
  */
 #include <stdlib.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "core/victim.h"
 #include "policy/policy.h"
@@ -189,7 +190,7 @@ void victim_update(struct device *d, struct rec *r)
 	h = &d->res.heaps[which];
 	if (h->n == h->cap) {
 		uint32_t cap = h->cap ? h->cap * 2 : 64;
-		struct rec **v = realloc(h->v, cap * sizeof(*v));
+		struct rec **v = fault_realloc(h->v, cap * sizeof(*v));
 
 		if (!v)
 			return; /* not evictable until next update: safe, only suboptimal */

@@ -23,6 +23,7 @@
  */
 #include <stdlib.h>
 
+#include "base/fault.h"
 #include "mem/chunk_heap.h"
 #include "backend/cuda/cuda_engines.h"
 #include "backend/cuda/split_prefetch.h"
@@ -242,7 +243,7 @@ dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64
 			device);
 		return DAO_ERR_BACKEND;
 	}
-	x = calloc(1, sizeof(*x));
+	x = fault_calloc(1, sizeof(*x));
 	if (!x)
 		return DAO_ERR_NOMEM;
 	x->cb.base.ops = &cm_ops;
