@@ -87,6 +87,8 @@ static void run_kernel(struct device *d, struct op *op)
 		dao_err("kernel %s failed", op->name ? op->name : "(unnamed)");
 		__atomic_store_n(&c->failure, DAO_ERR_KERNEL, __ATOMIC_RELAXED);
 	}
+	if (st != DAO_OK)
+		res_kernel_failed(op);
 	d->stats.kernels++;
 	dao_fence_add(&d->issued, DAO_ENGINE_COMPUTE, kseq);
 	res_after_kernel(d, op, kseq);
@@ -142,6 +144,8 @@ static void run_host_kernel(struct device *d, struct op *op)
 		dao_err("kernel %s failed", op->name ? op->name : "(unnamed)");
 		__atomic_store_n(&c->failure, DAO_ERR_KERNEL, __ATOMIC_RELAXED);
 	}
+	if (rc)
+		res_kernel_failed(op);
 	d->stats.kernels++;
 	res_after_host_kernel(d, op);
 	d->q.pinned_op = NULL;
@@ -164,9 +168,8 @@ static void process(struct device *d, struct op *op)
 			res_skip(d, op);
 		break;
 	case OP_READ:
-		op->result = op->ctx->failure || d->failure ? DAO_ERR_FAILED : res_host_read(d, op);
-		if (op->result == DAO_ERR_FAILED)
-			res_skip(d, op);
+		op->result = op->ctx->failure || d->failure ? res_host_read_failed(d, op)
+							    : res_host_read(d, op);
 		break;
 	case OP_FREE:
 		res_free_rec(d, op->free_rec);

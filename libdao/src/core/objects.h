@@ -153,6 +153,7 @@ struct rec {
 	bool dev_valid; /* the device copy holds the current contents */
 	bool ahead;     /* prefetched (or its space reserved); its use has not run */
 	bool cleaned;   /* written back ahead of eviction, still resident and clean */
+	bool lost;      /* a kernel that writes it failed: its contents are undefined */
 	uint32_t pin;   /* operand of the op being executed: not a victim */
 	uint32_t stamp_idx;
 	struct opnd *use_head, *use_tail;
@@ -376,6 +377,9 @@ struct device {
 	_Atomic int log_level;
 
 	dao_fence issued; /* everything submitted to the backend so far */
+	/* everything a wait saw done: what a failed device finished (dao.h,
+	 * DAO_ERR_LOST) */
+	dao_fence reached;
 	dao_stats stats;
 };
 

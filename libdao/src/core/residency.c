@@ -27,7 +27,9 @@ dao_status res_wait(struct device *d, const dao_fence *f)
 	dev_unlock(d);
 	st = d->be->ops->wait(d->be, f);
 	dev_lock(d);
-	if (st != DAO_OK && !d->failure)
+	if (st == DAO_OK)
+		dao_fence_join(&d->reached, f);
+	else if (!d->failure)
 		__atomic_store_n(&d->failure, st, __ATOMIC_RELAXED); /* read without dev->mu: inbox.c */
 	return st;
 }
@@ -384,6 +386,13 @@ void res_after_kernel(struct device *d, struct op *op, uint64_t kseq)
 	}
 }
 
+void res_kernel_failed(struct op *op)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++)
+		if (op->opnd[i].mode & MODE_W)
+			op->opnd[i].rec->lost = true;
+}
+
 /* Consume op's uses; free what was released and is now unused. */
 static void consume(struct device *d, struct op *op, bool pinned)
 {
@@ -609,6 +618,64 @@ dao_status res_host_read(struct device *d, struct op *op)
 	struct rec *r = op->opnd[0].rec;
 	dao_status st = host_prepare(d, r, true);
 
+	if (st == DAO_OK && r->host)
+		host_touch(d, r, op, false);
+	consume(d, op, true);
+	return st;
+}
+
+/*
+ * Why r's latest contents are lost once its context or device failed
+ * (dao.h, DAO_ERR_LOST), NULL when they are intact. After a device failure
+ * nothing on the device is trusted, nor a host copy a copy from the device
+ * was filling and no wait saw done, nor (unified memory) a host copy whose
+ * pages the device holds.
+ */
+static const char *lost_why(const struct device *d, const struct rec *r)
+{
+	if (r->lost)
+		return "a kernel that writes it failed";
+	if (!d->failure || !r->size)
+		return NULL;
+	if (!r->host_valid)
+		return "its latest contents were on the device only when the device failed";
+	if (r->host_busy.seq[DAO_ENGINE_D2H] > d->reached.seq[DAO_ENGINE_D2H])
+		return "the device failed while copying it back to the host";
+	if (r->blk && d->be->ops->host_access_vacates(d->be))
+		return "its pages were on the device when the device failed";
+	return NULL;
+}
+
+static dao_status read_lost(struct device *d, struct op *op, const char *why)
+{
+	const struct rec *r = op->opnd[0].rec;
+
+	dao_err("buffer %llu%s%s%s is lost: %s", (unsigned long long)r->id, r->label[0] ? " (" : "",
+		r->label, r->label[0] ? ")" : "", why);
+	return DAO_ERR_LOST;
+}
+
+dao_status res_host_read_failed(struct device *d, struct op *op)
+{
+	struct rec *r = op->opnd[0].rec;
+	const char *why = lost_why(d, r);
+	dao_status st = DAO_OK;
+
+	if (why) {
+		res_skip(d, op);
+		return read_lost(d, op, why);
+	}
+	if (!d->failure) {
+		/* Only the context failed: the device still answers. */
+		st = res_host_read(d, op);
+		if (st != DAO_OK && d->failure)
+			return read_lost(d, op, "the device failed while it was read");
+		return st;
+	}
+	/* The host copy is current and no copy writes into it: read it
+	 * without asking the failed device for anything. */
+	r->pin++;
+	st = ensure_host(d, r);
 	if (st == DAO_OK && r->host)
 		host_touch(d, r, op, false);
 	consume(d, op, true);
