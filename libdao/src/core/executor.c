@@ -84,8 +84,11 @@ static void run_kernel(struct device *d, struct op *op)
 		d->stats.stall_ns += stall;
 	}
 	if (st != DAO_OK && !c->failure) {
-		dao_err("kernel %s failed", op->name ? op->name : "(unnamed)");
-		__atomic_store_n(&c->failure, DAO_ERR_KERNEL, __ATOMIC_RELAXED);
+		/* The device's own failure, where it is one, says more than
+		 * "a kernel failed": it is what the context lost. */
+		dao_err("kernel %s failed%s", op->name ? op->name : "(unnamed)",
+			st == DAO_ERR_KERNEL ? "" : ": the device failed");
+		__atomic_store_n(&c->failure, st, __ATOMIC_RELAXED);
 	}
 	if (st != DAO_OK)
 		res_kernel_failed(op);
