@@ -216,7 +216,21 @@ static struct dao_block *make_room(struct device *d, uint64_t asize, const struc
 
 		if (b)
 			return b;
+		if (d->res.arena.nomem) {
+			*st = DAO_ERR_NOMEM;
+			return NULL;
+		}
 		v = victim_pick(d, limit_seq);
+		if (!v && !target) {
+			/* Records a failed heap growth left out are
+			 * victims too; an out-of-memory is not a budget. */
+			int back = victim_readmit(d);
+
+			if (back < 0)
+				*st = DAO_ERR_NOMEM;
+			if (back > 0)
+				continue;
+		}
 		if (!v)
 			return NULL;
 		if (target && !asked) {
@@ -268,6 +282,7 @@ static dao_status fetch(struct device *d, struct rec *r, bool ahead)
 static dao_status place_all_after_flush(struct device *d, struct op *op)
 {
 	dao_status st;
+	int back;
 
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
@@ -278,9 +293,14 @@ static dao_status place_all_after_flush(struct device *d, struct op *op)
 				return st;
 		}
 	}
-	while (victim_pick(d, 0))
-		if ((st = evict(d, victim_pick(d, 0))) != DAO_OK)
-			return st;
+	do {
+		while (victim_pick(d, 0))
+			if ((st = evict(d, victim_pick(d, 0))) != DAO_OK)
+				return st;
+		back = victim_readmit(d);
+	} while (back > 0);
+	if (back < 0)
+		return DAO_ERR_NOMEM;
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
 		struct dao_block *b;
@@ -289,7 +309,7 @@ static dao_status place_all_after_flush(struct device *d, struct op *op)
 			continue;
 		b = arena_alloc(&d->res.arena, r->asize);
 		if (!b)
-			return DAO_ERR_BUDGET;
+			return d->res.arena.nomem ? DAO_ERR_NOMEM : DAO_ERR_BUDGET;
 		place(d, r, b);
 	}
 	return DAO_OK;

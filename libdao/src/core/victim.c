@@ -193,7 +193,7 @@ void victim_update(struct device *d, struct rec *r)
 		struct rec **v = fault_realloc(h->v, cap * sizeof(*v));
 
 		if (!v)
-			return; /* not evictable until next update: safe, only suboptimal */
+			return; /* left out until its next update or victim_readmit */
 		h->v = v;
 		h->cap = cap;
 	}
@@ -221,6 +221,21 @@ struct rec *victim_pick(struct device *d, uint64_t limit_seq)
 	if (!d->pol->pick_apart)
 		return rw->key > rc->key ? rw : rc;
 	return d->pol->pick_apart(d->pol_state, rw->key, rc->key, d->q.now_seq) ? rw : rc;
+}
+
+int victim_readmit(struct device *d)
+{
+	int n = 0;
+
+	for (struct rec *r = d->all_recs; r; r = r->all_next) {
+		if (!r->blk || r->pin || r->heap_pos >= 0)
+			continue;
+		victim_update(d, r);
+		if (r->heap_pos < 0)
+			return -1;
+		n++;
+	}
+	return n;
 }
 
 void victim_rerank(struct device *d)
