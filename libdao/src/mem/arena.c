@@ -156,14 +156,17 @@ struct dao_block *arena_alloc(struct dao_arena *a, uint64_t size)
 	unsigned fl, sl;
 	int m;
 
+	a->nomem = false;
 	if (!size || size > a->size - a->used)
 		return NULL;
 	if (a->paged) {
 		uint64_t need = size;
 
 		b = desc_new(a);
-		if (!b)
+		if (!b) {
+			a->nomem = true;
 			return NULL;
+		}
 		b->size = size;
 		/* Take the space given back longest ago: its previous users
 		 * are the most likely to be done with it. */

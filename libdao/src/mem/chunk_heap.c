@@ -170,6 +170,9 @@ dao_status chunk_heap_alloc(struct chunk_heap *h, uint64_t bytes, void **p, uint
 	for (uint32_t i = 0; i < h->nchunks && !e.blk; i++) {
 		e.blk = arena_alloc(&h->chunks[i].arena, size);
 		e.chunk = i;
+		/* Another chunk would not help. */
+		if (!e.blk && h->chunks[i].arena.nomem)
+			return DAO_ERR_NOMEM;
 	}
 	if (!e.blk) {
 		st = add_chunk(h, size);
