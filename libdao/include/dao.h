@@ -327,8 +327,10 @@ DAO_API DAO_NODISCARD dao_status dao_write(dao_ctx ctx, dao_buf buf, uint64_t of
  *    allocation);
  *  - it returns DAO_ERR_LOST, and the log says which buffer and why, when
  *    they are not: written by the kernel that failed (its function may have
- *    written part of them), held only by a device that failed, or on their
- *    way from it into the host copy when it failed.
+ *    written part of them), held only by a device that failed, on their
+ *    way from it into the host copy when it failed, or given up ahead of a
+ *    kernel that overwrites the buffer whole (a prefetch makes room for its
+ *    output without its old bytes) which the failure then skipped.
  * dao_release and dao_close free everything as usual. */
 DAO_API DAO_NODISCARD dao_status dao_read(dao_ctx ctx, dao_buf buf, uint64_t offset, void *dst,
 					  uint64_t len);

@@ -655,6 +655,9 @@ static const char *lost_why(const struct device *d, const struct rec *r)
 {
 	if (r->lost)
 		return "a kernel that writes it failed";
+	if (r->size && !r->host_valid && !r->dev_valid)
+		return "its contents were given up ahead of a kernel that overwrites it whole, "
+		       "which the failure skipped";
 	if (!d->failure || !r->size)
 		return NULL;
 	if (!r->host_valid)
