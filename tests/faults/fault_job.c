@@ -24,6 +24,8 @@
 #include "gpu_common.h"
 
 #define EXIT_STOPPED 10
+/* A step the job never came to. */
+#define NOT_RUN ((dao_status)-1)
 
 static int defects;
 
@@ -159,6 +161,8 @@ static void run(const struct program *p, dao_ctx ctx, const struct prog_exec *x,
 
 	if (!l)
 		tap_bail("out of memory");
+	for (uint32_t i = 0; i < PROG_MAX_KERNELS; i++)
+		rec->launch[i] = rec->write[i] = rec->read[i] = NOT_RUN;
 	for (uint32_t b = 0; b < p->nbufs && st == DAO_OK; b++) {
 		st = rec->create[b] = dao_buffer_create(ctx, p->size[b], &bufs[b]);
 		if (st != DAO_OK)
