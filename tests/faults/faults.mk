@@ -15,9 +15,15 @@ $(BUILD)/$(1)/tests-faults/fault_job: tests/faults/fault_job.c tests/gpu/program
 	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -Itests -Itests/gpu -MMD -MP \
 		-o $$@ $$< $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm -ldl
 
+$(BUILD)/$(1)/tests-faults/fault_property: tests/faults/fault_property.c tests/unit/random_program.h $(BUILD)/$(1)/lib/libdao.a tests/tap.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(call cflags,$(1)) -Itests -Itests/unit -MMD -MP \
+		-o $$@ $$< $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm -ldl
+
 .PHONY: check-faults-$(1)
-check-faults-$(1): $(BUILD)/$(1)/tests-faults/fault_job $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(CUDAMODEL_CHOL_$(1)) $(if $(filter rel,$(1)),$(EXAMPLE_F90_BINS))
-	FAULT_JOB=$(BUILD)/$(1)/tests-faults/fault_job FAULT_MODEL=$(BUILD)/$(1)/cudamodel \
+check-faults-$(1): $(BUILD)/$(1)/tests-faults/fault_job $(BUILD)/$(1)/tests-faults/fault_property $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(CUDAMODEL_CHOL_$(1)) $(if $(filter rel,$(1)),$(EXAMPLE_F90_BINS))
+	FAULT_JOB=$(BUILD)/$(1)/tests-faults/fault_job \
+		FAULT_PROPERTY=$(BUILD)/$(1)/tests-faults/fault_property FAULT_MODEL=$(BUILD)/$(1)/cudamodel \
 		FAULT_CHOL=$(CUDAMODEL_CHOL_$(1)) \
 		FAULT_F90=$(if $(filter rel,$(1)),$(filter %/dao-example-matmul,$(EXAMPLE_F90_BINS))) \
 		FAULT_MAX=$$(or $$(FAULT_MAX),$(FAULT_MAX_$(1))) FAULT_RUN="$(CUDAMODEL_RUN_$(1))" \

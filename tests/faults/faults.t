@@ -10,7 +10,8 @@
 # its factor, the Fortran example its product). One TAP line per job and
 # kind says how many points were tried and how they ended.
 #
-# Environment: FAULT_JOB (fault_job), FAULT_MODEL (the model's folder),
+# Environment: FAULT_JOB (fault_job), FAULT_PROPERTY (fault_property),
+# FAULT_MODEL (the model's folder),
 # FAULT_CHOL (dao-cholesky; empty: not run), FAULT_F90 (the Fortran
 # matmul example, linked with libdao.so; empty: not run), FAULT_MAX
 # (points per kind and job, spread evenly over them; "all": every one),
@@ -28,7 +29,7 @@ par=${FAULT_PAR:-2}
 export FAULT_RUN=${FAULT_RUN:-}
 export FAULT_TIMEOUT=${FAULT_TIMEOUT:-60}
 jobs_list=${FAULT_JOBS_LIST:-}
-[ -n "$jobs_list" ] || jobs_list="host host-2 cuda-explicit cuda-managed cholesky fortran"
+[ -n "$jobs_list" ] || jobs_list="host host-2 property cuda-explicit cuda-managed cholesky fortran"
 unset DAO_BACKEND DAO_DEVICE_BUDGET DAO_HOST_BUDGET DAO_POLICY DAO_LOOKAHEAD DAO_SUMMARY DAO_LOG \
 	DAO_CUDAMODEL_MEM DAO_CUDAMODEL_MISUSE_OK DAO_FAULT DAO_CUDAMODEL_FAIL DAO_TRACE
 [ -n "$model" ] && export LD_LIBRARY_PATH=$model${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -41,6 +42,7 @@ job_cmd() {
 	case $1 in
 	host) echo "$job host 1" ;;
 	host-2) echo "$job host 2" ;;
+	property) [ -n "${FAULT_PROPERTY:-}" ] && echo "$FAULT_PROPERTY 5" ;;
 	cuda-explicit) echo "$job cuda-explicit 3" ;;
 	cuda-managed) echo "$job cuda-managed 4" ;;
 	cholesky) [ -n "${FAULT_CHOL:-}" ] &&
@@ -65,8 +67,8 @@ one_run() {
 		verdict="report: $(grep -m1 -E 'AddressSanitizer|LeakSanitizer|runtime error:|ThreadSanitizer|cudamodel: ERROR|refused \(|DEFECT' "$out.err" | cut -c1-200)"
 	else
 		case $name:$rc in
-		host*:0 | cuda-*:0) verdict=completed ;;
-		host*:10 | cuda-*:10) verdict=stopped ;;
+		host*:0 | property:0 | cuda-*:0) verdict=completed ;;
+		host*:10 | property:10 | cuda-*:10) verdict=stopped ;;
 		cholesky:0 | fortran:0) verdict=completed ;;
 		# Both report a failed call on stderr and exit 1.
 		cholesky:1 | fortran:1) verdict=stopped ;;
