@@ -297,9 +297,20 @@ void rec_unref(struct device *d, struct rec *r)
 	{
 		struct op *op = fault_calloc(1, sizeof(*op));
 
+		if (!op && !queue_consumer_is_current(d)) {
+			/* No memory for the op: one on this stack, waited
+			 * for, as a host access's (close freed none of what
+			 * a lost free left). */
+			struct op now = { .kind = OP_FREE, .free_rec = r, .blocking = true };
+
+			queue_wait_turn(d);
+			inbox_push(d, &now);
+			op_wait(d, &now);
+			return;
+		}
 		if (!op) {
-			/* Cannot queue the free: keep the record until close frees
-			 * the device; memory, not correctness, is lost. */
+			/* Inside a kernel function the executor cannot be
+			 * waited for: the record stays, memory is lost. */
 			dao_err("out of memory queueing a free");
 			return;
 		}
