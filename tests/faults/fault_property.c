@@ -21,10 +21,7 @@ int main(int argc, char **argv)
 	static const dao_status clear[] = { DAO_ERR_NOMEM, DAO_ERR_BACKEND, DAO_ERR_KERNEL,
 					    DAO_ERR_FAILED, DAO_ERR_LOST };
 	static struct program p;
-	/* Not private: run_dao then leaves the statistics alone. A release
-	 * whose free cannot be queued (out of memory) keeps the buffer until
-	 * dao_close (record.c, logged), which they would count as live. */
-	struct run_cfg rc = { DAO_POLICY_DAO, 0, 8, 0 };
+	struct run_cfg rc = { DAO_POLICY_DAO, 0, 8, DAO_CONFIG_PRIVATE };
 	struct run_result r;
 	unsigned char *want, *got;
 	bool ok;
@@ -44,15 +41,20 @@ int main(int argc, char **argv)
 	ok = run_dao(&p, &rc, got, &r);
 	if (ok) {
 		char where[256];
+		bool same = !memcmp(want, got, p.read_bytes);
 
-		if (!memcmp(want, got, p.read_bytes)) {
+		describe_mismatch(&p, want, got, where, sizeof(where));
+		free(want);
+		free(got);
+		if (same) {
 			fprintf(stderr, "fault_property: completed\n");
 			return 0;
 		}
-		describe_mismatch(&p, want, got, where, sizeof(where));
 		fprintf(stderr, "fault_property: DEFECT: completed with wrong bytes: %s\n", where);
 		return 1;
 	}
+	free(want);
+	free(got);
 	/* run_dao says which call failed and with what. */
 	for (size_t i = 0; i < TEST_ARRAY_SIZE(clear); i++)
 		if (strstr(r.why, dao_strerror(clear[i]))) {
