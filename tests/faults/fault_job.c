@@ -301,7 +301,7 @@ int main(int argc, char **argv)
 	const struct prog_exec *x;
 	struct bystander by = { 0 };
 	dao_buf bufs[PROG_MAX_BUFS];
-	uint64_t rng, g, leaked = 0;
+	uint64_t rng, g, all, leaked = 0;
 	dao_config cfg;
 	dao_stats stats = { 0 };
 	dao_status st;
@@ -332,8 +332,13 @@ int main(int argc, char **argv)
 		tap_bail("out of memory");
 
 	by_ok = bystander_start(&by, kind);
-	cfg = gpu_config(kind, p.min_budget + (prog_round(p.total, g) - p.min_budget) / 3,
-			 DAO_POLICY_DAO, DAO_CONFIG_PRIVATE);
+	/* A third of the way from the tightest budget to one that holds
+	 * everything (as test_gpu_property's middle one). */
+	all = prog_round(p.total, g) + g * p.nbufs;
+	if (all < p.min_budget)
+		all = p.min_budget;
+	cfg = gpu_config(kind, p.min_budget + (all - p.min_budget) / 3, DAO_POLICY_DAO,
+			 DAO_CONFIG_PRIVATE);
 	cfg.log_level = DAO_LOG_ERROR;
 	st = dao_open(&cfg, &ctx);
 	if (st != DAO_OK) {
