@@ -179,12 +179,13 @@ static void cx_destroy(struct dao_backend *be)
 	struct cx_backend *x = cx(be);
 	int prev;
 
-	if (cu_bind_for_teardown(&x->cb.eng, &prev)) {
-		cu_engines_fini(&x->cb.eng);
-		if (x->pool)
-			cu_ok(cudaFree(x->pool), "cudaFree");
-		chunk_heap_fini(&x->staging);
-	}
+	/* Torn down even where the device will not be bound (it failed):
+	 * what the host holds is freed whatever the device answers. */
+	(void)cu_bind_for_teardown(&x->cb.eng, &prev);
+	cu_engines_fini(&x->cb.eng);
+	if (x->pool)
+		cu_ok(cudaFree(x->pool), "cudaFree");
+	chunk_heap_fini(&x->staging);
 	cu_unbind(&x->cb.eng, prev);
 	dao_pin_close(x->pin);
 	cu_log_close(x->cb.eng.log);

@@ -199,12 +199,13 @@ static void cm_destroy(struct dao_backend *be)
 	struct cm_backend *x = cm(be);
 	int prev;
 
-	if (cu_bind_for_teardown(&x->cb.eng, &prev)) {
-		cu_engines_fini(&x->cb.eng);
-		split_prefetch_fini(&x->split);
-		chunk_heap_fini(&x->small);
-		chunk_heap_fini(&x->big);
-	}
+	/* Torn down even where the device will not be bound (it failed):
+	 * what the host holds is freed whatever the device answers. */
+	(void)cu_bind_for_teardown(&x->cb.eng, &prev);
+	cu_engines_fini(&x->cb.eng);
+	split_prefetch_fini(&x->split);
+	chunk_heap_fini(&x->small);
+	chunk_heap_fini(&x->big);
 	cu_unbind(&x->cb.eng, prev);
 	cu_log_close(x->cb.eng.log);
 	free(x);
