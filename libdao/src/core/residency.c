@@ -159,8 +159,13 @@ static dao_status discard(struct device *d, struct rec *r, enum dao_engine e,
 static dao_status vacate(struct device *d, struct rec *r, bool *moved,
 			 enum dao_move_why copy_why, enum dao_move_why dead_why)
 {
+	/* Placed but never fetched (a kernel's preparation that failed half
+	 * way): on unified memory its pages are the host copy, whose
+	 * contents they then hold as a device copy would. */
+	bool holds = r->dev_valid || (r->host_valid && d->be->ops->host_access_vacates(d->be));
+
 	*moved = false;
-	switch (d->be->ops->vacate(d->be, r->dev_valid, rec_dirty(r), data_needed(r))) {
+	switch (d->be->ops->vacate(d->be, holds, rec_dirty(r), data_needed(r))) {
 	case DAO_VACATE_COPY:
 		*moved = true;
 		return write_back(d, r, copy_why);
