@@ -45,3 +45,4 @@ check-tsan: $(UNIT_tsan)
 check: check-rel check-asan check-tsan $(CHECK_EXTRA)
 -include tests/gpu/gpu.mk
 -include tests/cudamodel/cudamodel.mk
+-include tests/faults/faults.mk

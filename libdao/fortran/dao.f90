@@ -23,7 +23,8 @@ module dao
        DAO_ERR_BUDGET = 8, DAO_ERR_HOST_BUDGET = 9, DAO_ERR_NOMEM = 10, &
        DAO_ERR_BACKEND = 11, DAO_ERR_CONFIG = 12, DAO_ERR_CONFLICT = 13, &
        DAO_ERR_KERNEL = 14, DAO_ERR_IO = 15, DAO_ERR_FORMAT = 16, &
-       DAO_ERR_FAILED = 17
+       DAO_ERR_FAILED = 17, DAO_ERR_LIMIT = 18, DAO_ERR_REENTRANT = 19, &
+       DAO_ERR_LOST = 20
 
   ! -------------------------------------------------- configuration values
   integer(c_int), parameter, public :: DAO_BACKEND_DEFAULT = 0, &

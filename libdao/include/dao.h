@@ -55,10 +55,11 @@ typedef enum dao_status {
 	DAO_ERR_FAILED = 17,     /* an earlier asynchronous failure poisoned the context */
 	DAO_ERR_LIMIT = 18,      /* a fixed limit is reached (contexts open at once, handles) */
 	DAO_ERR_REENTRANT = 19,  /* called from a kernel function where it would wait for that kernel */
+	DAO_ERR_LOST = 20,       /* a failed context's buffer whose latest contents are lost */
 } dao_status;
 
 /* The highest status value this version returns. */
-#define DAO_STATUS_LAST DAO_ERR_REENTRANT
+#define DAO_STATUS_LAST DAO_ERR_LOST
 
 /* Human-readable text for a status; never NULL. */
 DAO_API const char *dao_strerror(dao_status status);
@@ -313,7 +314,24 @@ DAO_API DAO_NODISCARD dao_status dao_write(dao_ctx ctx, dao_buf buf, uint64_t of
 					   const void *src, uint64_t len);
 
 /* Copy len bytes at offset out of the buffer into dst, after every kernel
- * submitted before this call. Returns when done. */
+ * submitted before this call. Returns when done.
+ *
+ * What a failed context still gives. Once a kernel, a copy or the device
+ * failed, later kernels are skipped and dao_launch, dao_write and
+ * dao_iteration return DAO_ERR_FAILED, but dao_read goes on answering,
+ * buffer by buffer, so that a job can save what is safe:
+ *  - it returns the buffer's latest contents, exactly what the last dao_write
+ *    or the last kernel that ran wrote (never a skipped kernel's, never a
+ *    mix), when they are intact: on the host, or on a device that still
+ *    answers (only the context failed: a kernel function, a refused
+ *    allocation);
+ *  - it returns DAO_ERR_LOST, and the log says which buffer and why, when
+ *    they are not: written by the kernel that failed (its function may have
+ *    written part of them), held only by a device that failed, on their
+ *    way from it into the host copy when it failed, or given up ahead of a
+ *    kernel that overwrites the buffer whole (a prefetch makes room for its
+ *    output without its old bytes) which the failure then skipped.
+ * dao_release and dao_close free everything as usual. */
 DAO_API DAO_NODISCARD dao_status dao_read(dao_ctx ctx, dao_buf buf, uint64_t offset, void *dst,
 					  uint64_t len);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "core/record.h"
 #include "api/enter.h"
@@ -198,7 +199,7 @@ static const char *label_copy(const char *src)
 
 	if (!n)
 		return rec_no_label;
-	dst = malloc(n + 1);
+	dst = fault_malloc(n + 1);
 	if (!dst)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "api/config.h"
 #include "backend/backend.h"
 #include "backend/backends.h"
@@ -79,7 +80,7 @@ static dao_status ctx_create(struct device *d, const struct resolved_config *rc,
 			     struct ctx **out)
 {
 	/* Aligned: its cache lines are laid out (core/objects.h). */
-	struct ctx *c = aligned_alloc(_Alignof(struct ctx), sizeof(*c));
+	struct ctx *c = fault_aligned_alloc(_Alignof(struct ctx), sizeof(*c));
 
 	if (!c)
 		return DAO_ERR_NOMEM;

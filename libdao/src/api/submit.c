@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "core/inbox.h"
 #include "core/launch.h"
@@ -98,8 +99,9 @@ static dao_status host_access(dao_ctx h, enum op_kind kind, dao_buf buf, uint64_
 	st = api_enter(h, API_QUEUE, NULL, &c, NULL);
 	if (st != DAO_OK)
 		return st;
-	/* A failed context says so before the buffer is looked up. */
-	st = ctx_usable(c);
+	/* A failed context says so before the buffer is looked up; it
+	 * still reads what is intact (dao.h). */
+	st = kind == OP_READ ? DAO_OK : ctx_usable(c);
 	if (st == DAO_OK)
 		st = slot_lookup(c, buf, &s);
 	if (st == DAO_OK && __builtin_add_overflow(off, len, &end))
@@ -154,7 +156,7 @@ dao_status dao_sync(dao_ctx h)
 dao_status dao_iteration(dao_ctx h)
 {
 	struct ctx *c;
-	struct op *op = calloc(1, sizeof(*op));
+	struct op *op = fault_calloc(1, sizeof(*op));
 	dao_status st;
 
 	if (!op)

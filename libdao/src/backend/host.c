@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "base/log.h"
 #include "backend/pin.h"
@@ -143,7 +144,7 @@ static dao_status host_alloc(struct dao_backend *be, uint64_t bytes, void **ptr,
 
 	*pinned = 0;
 	if (bytes < PIN_MIN_BYTES || !dao_pin_available(h->pin)) {
-		if (posix_memalign(&p, 64, bytes ? bytes : 1))
+		if (fault_posix_memalign(&p, 64, bytes ? bytes : 1))
 			return DAO_ERR_NOMEM;
 		*ptr = p;
 		return DAO_OK;
@@ -151,7 +152,7 @@ static dao_status host_alloc(struct dao_backend *be, uint64_t bytes, void **ptr,
 	/* Staging memory: whole pages, pinned through dao.ko so the node
 	 * accounts for it. A refusal (node limit, memlock) leaves it
 	 * unpinned, which costs speed on a GPU, never correctness. */
-	if (posix_memalign(&p, (size_t)h->page, page_round(h, bytes)))
+	if (fault_posix_memalign(&p, (size_t)h->page, page_round(h, bytes)))
 		return DAO_ERR_NOMEM;
 	if (dao_pin_range(h->pin, p, page_round(h, bytes), 1, pinned) != DAO_OK)
 		*pinned = 0;
@@ -176,7 +177,7 @@ static uint64_t host_copy(struct dao_backend *be, enum dao_engine e, uint64_t de
 	if (h->count == h->ring_cap) {
 		/* Grow: copies already queued keep their order. */
 		uint32_t cap = h->ring_cap * 2;
-		struct copy_req *n = malloc(cap * sizeof(*n));
+		struct copy_req *n = fault_malloc(cap * sizeof(*n));
 
 		if (!n) {
 			h->waiters++;
@@ -282,7 +283,7 @@ dao_status dao_backend_host_create(const char *name, uint64_t budget, struct dao
 
 	if (st != DAO_OK)
 		return st;
-	h = calloc(1, sizeof(*h));
+	h = fault_calloc(1, sizeof(*h));
 	if (!h)
 		return DAO_ERR_NOMEM;
 	h->base.ops = &host_ops;
@@ -304,7 +305,7 @@ dao_status dao_backend_host_create(const char *name, uint64_t budget, struct dao
 	if (h->arena_map) {
 		/* Untouched pages cost nothing: a generous budget is free
 		 * until it is used. */
-		h->arena = mmap(NULL, h->arena_map, PROT_READ | PROT_WRITE,
+		h->arena = fault_mmap(NULL, h->arena_map, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (h->arena == MAP_FAILED) {
 			dao_err("cannot map a host arena of %llu bytes",
@@ -317,10 +318,10 @@ dao_status dao_backend_host_create(const char *name, uint64_t budget, struct dao
 	if (dao_pin_open(&h->pin) != DAO_OK)
 		h->pin = NULL;
 	h->ring_cap = 256;
-	h->ring = malloc(h->ring_cap * sizeof(*h->ring));
+	h->ring = fault_malloc(h->ring_cap * sizeof(*h->ring));
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_cond_init(&h->cv, NULL);
-	if (!h->ring || pthread_create(&h->thread, NULL, copy_main, h)) {
+	if (!h->ring || fault_pthread_create(&h->thread, NULL, copy_main, h)) {
 		if (h->arena)
 			munmap(h->arena, h->arena_map);
 		free(h->ring);

@@ -13,6 +13,7 @@
 
 #include <linux/dao.h>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "backend/pin.h"
 
@@ -44,7 +45,7 @@ static const char *check_version(int fd)
 
 	memset(&v, 0, sizeof(v));
 	v.argsz = sizeof(v);
-	if (ioctl(fd, DAO_IOC_VERSION, &v))
+	if (fault_ioctl(fd, DAO_IOC_VERSION, &v))
 		return strerror(errno);
 	if (v.abi_version != DAO_IOC_ABI_VERSION)
 		return "unknown ABI version";
@@ -63,10 +64,10 @@ dao_status dao_pin_open(struct dao_pin **out)
 
 	if (!out)
 		return DAO_ERR_NULL;
-	p = malloc(sizeof(*p));
+	p = fault_malloc(sizeof(*p));
 	if (!p)
 		return DAO_ERR_NOMEM;
-	p->fd = open(path, O_RDWR | O_CLOEXEC);
+	p->fd = fault_open(path, O_RDWR | O_CLOEXEC, 0);
 	if (p->fd < 0) {
 		say_unavailable(path, strerror(errno));
 	} else if ((why = check_version(p->fd))) {
@@ -107,7 +108,7 @@ dao_status dao_pin_range(struct dao_pin *p, void *addr, uint64_t len, int writab
 	req.flags = writable ? DAO_PIN_WRITE : 0;
 	req.addr = a;
 	req.length = len;
-	if (!ioctl(p->fd, DAO_IOC_PIN, &req)) {
+	if (!fault_ioctl(p->fd, DAO_IOC_PIN, &req)) {
 		*handle = req.handle;
 		return DAO_OK;
 	}
@@ -138,7 +139,7 @@ void dao_pin_unpin(struct dao_pin *p, uint64_t handle)
 	memset(&req, 0, sizeof(req));
 	req.argsz = sizeof(req);
 	req.handle = handle;
-	if (ioctl(p->fd, DAO_IOC_UNPIN, &req))
+	if (fault_ioctl(p->fd, DAO_IOC_UNPIN, &req))
 		dao_dbg("unpinning handle %llu failed: %s", (unsigned long long)handle,
 			strerror(errno));
 }

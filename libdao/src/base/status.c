@@ -24,6 +24,7 @@ const char *dao_strerror(dao_status status)
 	case DAO_ERR_FAILED: return "context failed earlier; see dao_sync";
 	case DAO_ERR_LIMIT: return "a fixed limit of libdao is reached";
 	case DAO_ERR_REENTRANT: return "not allowed inside a kernel function of the same device";
+	case DAO_ERR_LOST: return "the buffer's latest contents were lost when the context failed";
 	}
 	return "unknown status";
 }

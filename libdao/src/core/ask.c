@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "core/ask.h"
 #include "core/horizon.h"
@@ -34,7 +35,7 @@ dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
 
 	if (!pol || !pol->rank || !pol->fetch_now || !pol->fetch_room)
 		return DAO_ERR_CONFIG;
-	if (pol->queued && !(uses = calloc(DAO_MAX_OPERANDS, sizeof(*uses))))
+	if (pol->queued && !(uses = fault_calloc(DAO_MAX_OPERANDS, sizeof(*uses))))
 		return DAO_ERR_NOMEM;
 	if (pol->create && (st = pol->create(&dev, &state)) != DAO_OK) {
 		free(uses);

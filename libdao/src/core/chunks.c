@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#include "base/fault.h"
 #include "core/chunks.h"
 
 #define POOL_MAX 8u /* 16 MiB kept at most */
@@ -28,7 +29,7 @@ void *chunk_map(size_t bytes)
 	char *p, *at;
 
 	/* Over-map by a chunk, then trim both ends to the aligned part. */
-	p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = fault_mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	at = (char *)(((uintptr_t)p + CHUNK_BYTES - 1) & ~(uintptr_t)(CHUNK_BYTES - 1));

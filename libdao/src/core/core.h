@@ -54,7 +54,8 @@
  *             (libdao-sim.a only)
  *     |
  *   base/     log.c, status.c (names of statuses),
- *             fence.h (engines and fences)
+ *             fence.h (engines and fences), fault.c (the calls to the
+ *             world beneath, each of which DAO_FAULT can fail on purpose)
  */
 #ifndef DAO_CORE_H
 #define DAO_CORE_H

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/ask.h"
@@ -51,7 +52,7 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 			 uint64_t host_budget, struct device **out)
 {
 	/* Aligned: its cache lines are laid out (objects.h). */
-	struct device *d = aligned_alloc(_Alignof(struct device), sizeof(*d));
+	struct device *d = fault_aligned_alloc(_Alignof(struct device), sizeof(*d));
 	dao_status st;
 
 	if (!d) {
@@ -107,7 +108,7 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		return DAO_ERR_NOMEM;
 	}
 	if (rc->trace_path[0]) {
-		d->trace.path = strdup(rc->trace_path);
+		d->trace.path = fault_strdup(rc->trace_path);
 		if (!d->trace.path) {
 			device_destroy(d);
 			return DAO_ERR_NOMEM;

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/executor.h"
@@ -83,9 +84,14 @@ static void run_kernel(struct device *d, struct op *op)
 		d->stats.stall_ns += stall;
 	}
 	if (st != DAO_OK && !c->failure) {
-		dao_err("kernel %s failed", op->name ? op->name : "(unnamed)");
-		__atomic_store_n(&c->failure, DAO_ERR_KERNEL, __ATOMIC_RELAXED);
+		/* The device's own failure, where it is one, says more than
+		 * "a kernel failed": it is what the context lost. */
+		dao_err("kernel %s failed%s", op->name ? op->name : "(unnamed)",
+			st == DAO_ERR_KERNEL ? "" : ": the device failed");
+		__atomic_store_n(&c->failure, st, __ATOMIC_RELAXED);
 	}
+	if (st != DAO_OK)
+		res_kernel_failed(op);
 	d->stats.kernels++;
 	dao_fence_add(&d->issued, DAO_ENGINE_COMPUTE, kseq);
 	res_after_kernel(d, op, kseq);
@@ -141,6 +147,8 @@ static void run_host_kernel(struct device *d, struct op *op)
 		dao_err("kernel %s failed", op->name ? op->name : "(unnamed)");
 		__atomic_store_n(&c->failure, DAO_ERR_KERNEL, __ATOMIC_RELAXED);
 	}
+	if (rc)
+		res_kernel_failed(op);
 	d->stats.kernels++;
 	res_after_host_kernel(d, op);
 	d->q.pinned_op = NULL;
@@ -163,9 +171,8 @@ static void process(struct device *d, struct op *op)
 			res_skip(d, op);
 		break;
 	case OP_READ:
-		op->result = op->ctx->failure || d->failure ? DAO_ERR_FAILED : res_host_read(d, op);
-		if (op->result == DAO_ERR_FAILED)
-			res_skip(d, op);
+		op->result = op->ctx->failure || d->failure ? res_host_read_failed(d, op)
+							    : res_host_read(d, op);
 		break;
 	case OP_FREE:
 		res_free_rec(d, op->free_rec);
@@ -310,7 +317,7 @@ out: {
 
 dao_status executor_start(struct device *d)
 {
-	if (pthread_create(&d->thread.id, NULL, executor_main, d))
+	if (fault_pthread_create(&d->thread.id, NULL, executor_main, d))
 		return DAO_ERR_NOMEM;
 	d->thread.started = true;
 	return DAO_OK;

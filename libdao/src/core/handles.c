@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "core/chunks.h"
 #include "core/inbox.h"
@@ -112,7 +113,7 @@ dao_status slot_lookup(struct ctx *c, dao_buf b, struct slot **out)
 static struct slot *table_grow(struct slot *old, size_t old_bytes, size_t bytes)
 {
 	(void)old_bytes;
-	return realloc(old, bytes);
+	return fault_realloc(old, bytes);
 }
 
 void slot_table_free(struct ctx *c)
@@ -405,7 +406,7 @@ dao_status registry_insert(struct ctx *c)
 		if (!reg[i].c)
 			break;
 	if (i == nreg) {
-		struct reg_slot *n = realloc(reg, (nreg + 16) * sizeof(*n));
+		struct reg_slot *n = fault_realloc(reg, (nreg + 16) * sizeof(*n));
 
 		if (!n)
 			return DAO_ERR_NOMEM;

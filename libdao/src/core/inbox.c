@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/fault.h"
 #include "core/inbox.h"
 #include "core/lock.h"
 #include "core/queue.h"
@@ -35,11 +36,11 @@ bool inbox_init(struct device *d)
 	if (d->flags & DAO_CONFIG_DETERMINISTIC || d->trace.out)
 		return true; /* every launch takes dev->mu: its turn, its trace line */
 	ib->op_bytes = (bytes + 63) & ~(size_t)63;
-	ib->seq = aligned_alloc(64, INBOX_CELLS * INBOX_SEQ_STRIDE * sizeof(*ib->seq));
+	ib->seq = fault_aligned_alloc(64, INBOX_CELLS * INBOX_SEQ_STRIDE * sizeof(*ib->seq));
 	/* Not zeroed: a claim and a drain fill in what they use, and pages
 	 * are touched only as their cells are. */
-	ib->cell = aligned_alloc(64, INBOX_CELLS * sizeof(*ib->cell));
-	ib->ops = aligned_alloc(64, INBOX_CELLS * ib->op_bytes);
+	ib->cell = fault_aligned_alloc(64, INBOX_CELLS * sizeof(*ib->cell));
+	ib->ops = fault_aligned_alloc(64, INBOX_CELLS * ib->op_bytes);
 	if (!ib->seq || !ib->cell || !ib->ops) {
 		inbox_destroy(d);
 		return false;

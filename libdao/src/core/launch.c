@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "core/inbox.h"
 #include "core/launch.h"
@@ -96,7 +97,7 @@ static void trace_kernel(struct device *d, const struct op *op)
 	uint64_t stackbuf[3 * 16], *ids = stackbuf;
 	size_t n[4] = { 0 };
 
-	if (op->nopnd > 16 && !(ids = malloc(3 * op->nopnd * sizeof(*ids)))) {
+	if (op->nopnd > 16 && !(ids = fault_malloc(3 * op->nopnd * sizeof(*ids)))) {
 		dao_err("out of memory writing the trace");
 		return;
 	}

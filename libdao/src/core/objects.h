@@ -159,6 +159,7 @@ struct rec {
 		bool dev_valid;  /* the device copy holds the current contents */
 		bool ahead;      /* prefetched (or its space reserved); its use has not run */
 		bool cleaned;    /* written back ahead of eviction, still resident and clean */
+		bool lost;       /* a kernel that writes it failed: its contents are undefined */
 	} copies;
 	uint32_t pin; /* operand of the op being executed: not a victim */
 	/* its uses in the access-pattern table, oldest first */
@@ -415,6 +416,9 @@ struct device {
 	uint64_t peak_pinned_bytes; /* most host bytes pinned at once */
 
 	dao_fence issued; /* everything submitted to the backend so far */
+	/* everything a wait saw done: what a failed device finished (dao.h,
+	 * DAO_ERR_LOST) */
+	dao_fence reached;
 	dao_stats stats;
 };
 /*

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/publish.h"
@@ -81,7 +82,7 @@ static int self_start_time(uint64_t *out)
 {
 	char buf[1024];
 	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	int fd = fault_open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -errno;
@@ -291,9 +292,9 @@ void publish_open(struct device *d)
 		warn_once("reading /proc/self/stat", err);
 		return;
 	}
-	p = calloc(1, sizeof(*p));
+	p = fault_calloc(1, sizeof(*p));
 	if (p)
-		p->top = calloc(DAO_PUB_BUFS, sizeof(*p->top));
+		p->top = fault_calloc(DAO_PUB_BUFS, sizeof(*p->top));
 	if (!p || !p->top) {
 		if (p)
 			free(p);
@@ -316,16 +317,16 @@ void publish_open(struct device *d)
 		 (unsigned)getuid(), (int)p->owner, serial);
 	/* A leftover of a process that had our pid before us may be in the way. */
 	unlink(tmp);
-	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = fault_shm_open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		warn_once(tmp, errno);
 		goto fail;
 	}
-	if (ftruncate(fd, (off_t)p->len)) {
+	if (fault_shm_truncate(fd, (off_t)p->len)) {
 		warn_once(tmp, errno);
 		goto fail_fd;
 	}
-	p->map = mmap(NULL, p->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p->map = fault_shm_map(p->len, fd);
 	if (p->map == MAP_FAILED) {
 		p->map = NULL;
 		warn_once(tmp, errno);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "core/ask.h"
 #include "core/lock.h"
 #include "core/queue.h"
@@ -24,7 +25,7 @@ struct op *op_alloc(struct device *d, size_t bytes)
 	struct op *op;
 
 	if (bytes > OP_CACHE_BYTES)
-		return calloc(1, bytes);
+		return fault_calloc(1, bytes);
 	op = d->q.free_ops;
 	if (op) {
 		d->q.free_ops = op->next;
@@ -33,7 +34,7 @@ struct op *op_alloc(struct device *d, size_t bytes)
 		 * operand it uses. */
 		memset(op, 0, sizeof(*op));
 	} else {
-		op = calloc(1, OP_CACHE_BYTES);
+		op = fault_calloc(1, OP_CACHE_BYTES);
 		if (!op)
 			return NULL;
 	}

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "core/chunks.h"
 #include "core/inbox.h"
@@ -49,7 +50,7 @@ static void rec_push(struct rec **stack, struct rec *r)
  * destroyed record is still caught. */
 static struct rec *rec_alloc(struct device *d, struct ctx *c)
 {
-	struct rec *r = aligned_alloc(_Alignof(struct rec), sizeof(struct rec));
+	struct rec *r = fault_aligned_alloc(_Alignof(struct rec), sizeof(struct rec));
 
 	(void)d;
 	(void)c;
@@ -83,7 +84,7 @@ static bool chunk_add(struct rec_cache *rc)
 
 	if (rc->nchunks == rc->cap) {
 		uint32_t cap = rc->cap ? rc->cap * 2 : 16;
-		void **v = realloc(rc->chunks, cap * sizeof(*v));
+		void **v = fault_realloc(rc->chunks, cap * sizeof(*v));
 
 		if (!v)
 			return false;
@@ -294,11 +295,22 @@ void rec_unref(struct device *d, struct rec *r)
 		return;
 	}
 	{
-		struct op *op = calloc(1, sizeof(*op));
+		struct op *op = fault_calloc(1, sizeof(*op));
 
+		if (!op && !queue_consumer_is_current(d)) {
+			/* No memory for the op: one on this stack, waited
+			 * for, as a host access's (close freed none of what
+			 * a lost free left). */
+			struct op now = { .kind = OP_FREE, .free_rec = r, .blocking = true };
+
+			queue_wait_turn(d);
+			inbox_push(d, &now);
+			op_wait(d, &now);
+			return;
+		}
 		if (!op) {
-			/* Cannot queue the free: keep the record until close frees
-			 * the device; memory, not correctness, is lost. */
+			/* Inside a kernel function the executor cannot be
+			 * waited for: the record stays, memory is lost. */
 			dao_err("out of memory queueing a free");
 			return;
 		}

@@ -27,7 +27,9 @@ dao_status res_wait(struct device *d, const dao_fence *f)
 	dev_unlock(d);
 	st = d->be->ops->wait(d->be, f);
 	dev_lock(d);
-	if (st != DAO_OK && !d->failure)
+	if (st == DAO_OK)
+		dao_fence_join(&d->reached, f);
+	else if (!d->failure)
 		__atomic_store_n(&d->failure, st, __ATOMIC_RELAXED); /* read without dev->mu: inbox.c */
 	return st;
 }
@@ -157,8 +159,13 @@ static dao_status discard(struct device *d, struct rec *r, enum dao_engine e,
 static dao_status vacate(struct device *d, struct rec *r, bool *moved,
 			 enum dao_move_why copy_why, enum dao_move_why dead_why)
 {
+	/* Placed but never fetched (a kernel's preparation that failed half
+	 * way): on unified memory its pages are the host copy, whose
+	 * contents they then hold as a device copy would. */
+	bool holds = r->copies.dev_valid || (r->copies.host_valid && d->be->ops->host_access_vacates(d->be));
+
 	*moved = false;
-	switch (d->be->ops->vacate(d->be, r->copies.dev_valid, rec_dirty(r), data_needed(r))) {
+	switch (d->be->ops->vacate(d->be, holds, rec_dirty(r), data_needed(r))) {
 	case DAO_VACATE_COPY:
 		*moved = true;
 		return write_back(d, r, copy_why);
@@ -214,7 +221,21 @@ static struct dao_block *make_room(struct device *d, uint64_t asize, const struc
 
 		if (b)
 			return b;
+		if (d->res.arena.nomem) {
+			*st = DAO_ERR_NOMEM;
+			return NULL;
+		}
 		v = victim_pick(d, limit_seq);
+		if (!v && !target) {
+			/* Records a failed heap growth left out are
+			 * victims too; an out-of-memory is not a budget. */
+			int back = victim_readmit(d);
+
+			if (back < 0)
+				*st = DAO_ERR_NOMEM;
+			if (back > 0)
+				continue;
+		}
 		if (!v)
 			return NULL;
 		if (target && !asked) {
@@ -266,6 +287,7 @@ static dao_status fetch(struct device *d, struct rec *r, bool ahead)
 static dao_status place_all_after_flush(struct device *d, struct op *op)
 {
 	dao_status st;
+	int back;
 
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
@@ -276,9 +298,14 @@ static dao_status place_all_after_flush(struct device *d, struct op *op)
 				return st;
 		}
 	}
-	while (victim_pick(d, 0))
-		if ((st = evict(d, victim_pick(d, 0))) != DAO_OK)
-			return st;
+	do {
+		while (victim_pick(d, 0))
+			if ((st = evict(d, victim_pick(d, 0))) != DAO_OK)
+				return st;
+		back = victim_readmit(d);
+	} while (back > 0);
+	if (back < 0)
+		return DAO_ERR_NOMEM;
 	for (uint32_t i = 0; i < op->nopnd; i++) {
 		struct rec *r = op->opnd[i].rec;
 		struct dao_block *b;
@@ -287,7 +314,7 @@ static dao_status place_all_after_flush(struct device *d, struct op *op)
 			continue;
 		b = arena_alloc(&d->res.arena, r->asize);
 		if (!b)
-			return DAO_ERR_BUDGET;
+			return d->res.arena.nomem ? DAO_ERR_NOMEM : DAO_ERR_BUDGET;
 		place(d, r, b);
 	}
 	return DAO_OK;
@@ -382,6 +409,13 @@ void res_after_kernel(struct device *d, struct op *op, uint64_t kseq)
 			forget_cleaned(d, r);
 		}
 	}
+}
+
+void res_kernel_failed(struct op *op)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++)
+		if (op->opnd[i].mode & MODE_W)
+			op->opnd[i].rec->copies.lost = true;
 }
 
 /* Consume op's uses; free what was released and is now unused. */
@@ -609,6 +643,67 @@ dao_status res_host_read(struct device *d, struct op *op)
 	struct rec *r = op->opnd[0].rec;
 	dao_status st = host_prepare(d, r, true);
 
+	if (st == DAO_OK && r->host)
+		host_touch(d, r, op, false);
+	consume(d, op, true);
+	return st;
+}
+
+/*
+ * Why r's latest contents are lost once its context or device failed
+ * (dao.h, DAO_ERR_LOST), NULL when they are intact. After a device failure
+ * nothing on the device is trusted, nor a host copy a copy from the device
+ * was filling and no wait saw done, nor (unified memory) a host copy whose
+ * pages the device holds.
+ */
+static const char *lost_why(const struct device *d, const struct rec *r)
+{
+	if (r->copies.lost)
+		return "a kernel that writes it failed";
+	if (r->size && !r->copies.host_valid && !r->copies.dev_valid)
+		return "its contents were given up ahead of a kernel that overwrites it whole, "
+		       "which the failure skipped";
+	if (!d->failure || !r->size)
+		return NULL;
+	if (!r->copies.host_valid)
+		return "its latest contents were on the device only when the device failed";
+	if (r->fence.host_busy.seq[DAO_ENGINE_D2H] > d->reached.seq[DAO_ENGINE_D2H])
+		return "the device failed while copying it back to the host";
+	if (r->blk && d->be->ops->host_access_vacates(d->be))
+		return "its pages were on the device when the device failed";
+	return NULL;
+}
+
+static dao_status read_lost(struct device *d, struct op *op, const char *why)
+{
+	const struct rec *r = op->opnd[0].rec;
+
+	dao_err("buffer %llu%s%s%s is lost: %s", (unsigned long long)r->id, r->label[0] ? " (" : "",
+		r->label, r->label[0] ? ")" : "", why);
+	return DAO_ERR_LOST;
+}
+
+dao_status res_host_read_failed(struct device *d, struct op *op)
+{
+	struct rec *r = op->opnd[0].rec;
+	const char *why = lost_why(d, r);
+	dao_status st = DAO_OK;
+
+	if (why) {
+		res_skip(d, op);
+		return read_lost(d, op, why);
+	}
+	if (!d->failure) {
+		/* Only the context failed: the device still answers. */
+		st = res_host_read(d, op);
+		if (st != DAO_OK && d->failure)
+			return read_lost(d, op, "the device failed while it was read");
+		return st;
+	}
+	/* The host copy is current and no copy writes into it: read it
+	 * without asking the failed device for anything. */
+	r->pin++;
+	st = ensure_host(d, r);
 	if (st == DAO_OK && r->host)
 		host_touch(d, r, op, false);
 	consume(d, op, true);

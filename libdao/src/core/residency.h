@@ -22,8 +22,13 @@ void res_after_host_kernel(struct device *d, struct op *op);
 void res_host_kernel_touch(struct device *d, const struct op *op, bool done);
 dao_status res_host_write(struct device *d, struct op *op);
 dao_status res_host_read(struct device *d, struct op *op);
+/* dao_read on a failed context (dao.h): the latest contents where they are
+ * intact, else DAO_ERR_LOST with a log line saying why. */
+dao_status res_host_read_failed(struct device *d, struct op *op);
 void res_free_rec(struct device *d, struct rec *r);
 void res_skip(struct device *d, struct op *op);
+/* A kernel's function failed: what it writes is undefined (DAO_ERR_LOST). */
+void res_kernel_failed(struct op *op);
 void res_iteration(struct device *d, struct op *op);
 dao_status res_wait(struct device *d, const dao_fence *f);
 

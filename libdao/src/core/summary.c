@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/summary.h"
@@ -60,7 +61,7 @@ void summary_write(const struct device *d)
 	if (!strcmp(d->report.summary_path, "stderr")) {
 		fd = STDERR_FILENO;
 	} else {
-		fd = open(d->report.summary_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		fd = fault_open(d->report.summary_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			dao_warn("DAO_SUMMARY: %s: %s", d->report.summary_path, strerror(errno));
 			return;

@@ -25,6 +25,7 @@
  */
 #include <stdlib.h>
 
+#include "base/fault.h"
 #include "backend/backend.h"
 #include "core/victim.h"
 #include "policy/policy.h"
@@ -211,10 +212,10 @@ void victim_update(struct device *d, struct rec *r)
 	h = &d->res.heaps[which];
 	if (h->n == h->cap) {
 		uint32_t cap = h->cap ? h->cap * 2 : 64;
-		struct rec **v = realloc(h->v, cap * sizeof(*v));
+		struct rec **v = fault_realloc(h->v, cap * sizeof(*v));
 
 		if (!v)
-			return; /* not evictable until next update: safe, only suboptimal */
+			return; /* left out until its next update or victim_readmit */
 		h->v = v;
 		h->cap = cap;
 	}
@@ -242,6 +243,21 @@ struct rec *victim_pick(struct device *d, uint64_t limit_seq)
 	if (!d->policy.ops->pick_apart)
 		return rw->key > rc->key ? rw : rc;
 	return d->policy.ops->pick_apart(d->policy.state, rw->key, rc->key, d->q.now_seq) ? rw : rc;
+}
+
+int victim_readmit(struct device *d)
+{
+	int n = 0;
+
+	for (struct rec *r = d->recs.all; r; r = r->all.next) {
+		if (!r->blk || r->pin || r->heap.pos >= 0)
+			continue;
+		victim_update(d, r);
+		if (r->heap.pos < 0)
+			return -1;
+		n++;
+	}
+	return n;
 }
 
 void victim_rerank(struct device *d)

@@ -16,6 +16,10 @@ void victim_remove(struct device *d, struct rec *r);
  * limit_seq qualify (a key is when the policy reckons the record is needed
  * next: a prefetch must not evict what is needed sooner). */
 struct rec *victim_pick(struct device *d, uint64_t limit_seq);
+/* Resident records that victim_update left out of the heaps (the host
+ * refused to grow them) go back in: how many did, -1 when one still cannot
+ * (out of memory). Walks every record: for when no victim is left. */
+int victim_readmit(struct device *d);
 /* Eviction key u's record will have once use u is done. */
 uint64_t victim_key_after(struct device *d, const struct opnd *u);
 /* Rank every record in the heaps again (the policy's order changed). */

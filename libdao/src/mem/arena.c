@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "mem/arena.h"
 
 static inline int msb64(uint64_t x)
@@ -66,7 +67,7 @@ static struct dao_block *desc_new(struct dao_arena *a)
 	if (b)
 		a->spare = b->next_free;
 	else
-		b = malloc(sizeof(*b));
+		b = fault_malloc(sizeof(*b));
 	if (b)
 		memset(b, 0, sizeof(*b));
 	return b;
@@ -94,7 +95,7 @@ bool arena_init(struct dao_arena *a, uint64_t size, uint64_t align, bool contigu
 	if (a->paged) {
 		/* Never-used space is free at once. */
 		a->freed_cap = 64;
-		a->freed = calloc(a->freed_cap, sizeof(*a->freed));
+		a->freed = fault_calloc(a->freed_cap, sizeof(*a->freed));
 		if (!a->freed)
 			return false;
 		if (a->size) {
@@ -155,14 +156,17 @@ struct dao_block *arena_alloc(struct dao_arena *a, uint64_t size)
 	unsigned fl, sl;
 	int m;
 
+	a->nomem = false;
 	if (!size || size > a->size - a->used)
 		return NULL;
 	if (a->paged) {
 		uint64_t need = size;
 
 		b = desc_new(a);
-		if (!b)
+		if (!b) {
+			a->nomem = true;
 			return NULL;
+		}
 		b->size = size;
 		/* Take the space given back longest ago: its previous users
 		 * are the most likely to be done with it. */
@@ -232,7 +236,7 @@ void arena_free(struct dao_arena *a, struct dao_block *b, const dao_fence *fence
 	if (a->paged) {
 		if (a->freed_n == a->freed_cap) {
 			uint32_t cap = a->freed_cap * 2;
-			struct dao_freed *ring = malloc(cap * sizeof(*ring));
+			struct dao_freed *ring = fault_malloc(cap * sizeof(*ring));
 
 			if (!ring) {
 				/* Merge into the newest entry: later, never wrong. */

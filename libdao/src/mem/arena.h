@@ -49,13 +49,17 @@ struct dao_arena {
 	uint32_t sl_map[ARENA_FL];
 	struct dao_block *bins[ARENA_FL][ARENA_SL];
 	struct dao_block *spare; /* recycled block descriptors */
+	/* The last arena_alloc failed for want of host memory (a block's
+	 * descriptor), not of space: evicting would not help. */
+	bool nomem;
 };
 
 /* contiguous: buffers need contiguous ranges (a real pool); otherwise the
  * arena only counts capacity, as for a device that maps pages. */
 bool arena_init(struct dao_arena *a, uint64_t size, uint64_t align, bool contiguous);
 void arena_destroy(struct dao_arena *a);
-/* size must already be a multiple of align and > 0. NULL when no free block fits. */
+/* size must already be a multiple of align and > 0. NULL when no free block
+ * fits, or when the host is out of memory (then a->nomem is set). */
 struct dao_block *arena_alloc(struct dao_arena *a, uint64_t size);
 /* Give a block back; its bytes are in use until `fence`. */
 void arena_free(struct dao_arena *a, struct dao_block *b, const dao_fence *fence);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "mem/chunk_heap.h"
 
 void chunk_heap_init(struct chunk_heap *h, const struct chunk_source *src, uint64_t align,
@@ -77,7 +78,7 @@ static int map_reserve(struct chunk_heap *h)
 	if ((h->map_n + 1) * 2 <= h->map_cap)
 		return 0;
 	cap = h->map_cap ? h->map_cap * 2 : 64;
-	map = calloc(cap, sizeof(*map));
+	map = fault_calloc(cap, sizeof(*map));
 	if (!map)
 		return -1;
 	for (uint32_t i = 0; i < h->map_cap; i++)
@@ -131,7 +132,7 @@ static dao_status add_chunk(struct chunk_heap *h, uint64_t need)
 	}
 	if (h->nchunks == h->chunks_cap) {
 		uint32_t cap = h->chunks_cap ? h->chunks_cap * 2 : 8;
-		struct heap_chunk *n = realloc(h->chunks, cap * sizeof(*n));
+		struct heap_chunk *n = fault_realloc(h->chunks, cap * sizeof(*n));
 
 		if (!n)
 			return DAO_ERR_NOMEM;
@@ -169,6 +170,9 @@ dao_status chunk_heap_alloc(struct chunk_heap *h, uint64_t bytes, void **p, uint
 	for (uint32_t i = 0; i < h->nchunks && !e.blk; i++) {
 		e.blk = arena_alloc(&h->chunks[i].arena, size);
 		e.chunk = i;
+		/* Another chunk would not help. */
+		if (!e.blk && h->chunks[i].arena.nomem)
+			return DAO_ERR_NOMEM;
 	}
 	if (!e.blk) {
 		st = add_chunk(h, size);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "dao_trace.h"
 #include "trace/trace_writer.h"
 
@@ -54,7 +55,7 @@ dao_status dao_trace_writer_open(const char *path, struct dao_trace_writer **out
 
 	if (!path || !out)
 		return DAO_ERR_NULL;
-	w = calloc(1, sizeof(*w));
+	w = fault_calloc(1, sizeof(*w));
 	if (!w)
 		return DAO_ERR_NOMEM;
 	w->f = fopen(path, "w");

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "mem/chunk_heap.h"
 #include "backend/cuda/cuda_engines.h"
 #include "base/log.h"
@@ -46,7 +47,7 @@ static bool stage_module(struct cx_backend *x, struct heap_chunk *c, uint64_t al
 	void *p = NULL;
 	cudaError_t err;
 
-	if (posix_memalign(&p, align, c->bytes))
+	if (fault_posix_memalign(&p, align, c->bytes))
 		return false;
 	if (dao_pin_range(x->pin, p, c->bytes, 1, &handle) != DAO_OK) {
 		free(p);
@@ -92,7 +93,7 @@ static dao_status stage_obtain(void *ctx, uint64_t bytes, uint64_t align, struct
 			 (unsigned long long)bytes, cudaGetErrorString(err));
 		x->said_pageable = true;
 	}
-	if (posix_memalign(&p, align, bytes))
+	if (fault_posix_memalign(&p, align, bytes))
 		return DAO_ERR_NOMEM;
 	c->raw = c->base = p;
 	c->kind = STAGE_PAGEABLE;
@@ -178,12 +179,13 @@ static void cx_destroy(struct dao_backend *be)
 	struct cx_backend *x = cx(be);
 	int prev;
 
-	if (cu_bind_for_teardown(&x->cb.eng, &prev)) {
-		cu_engines_fini(&x->cb.eng);
-		if (x->pool)
-			cu_ok(cudaFree(x->pool), "cudaFree");
-		chunk_heap_fini(&x->staging);
-	}
+	/* Torn down even where the device will not be bound (it failed):
+	 * what the host holds is freed whatever the device answers. */
+	(void)cu_bind_for_teardown(&x->cb.eng, &prev);
+	cu_engines_fini(&x->cb.eng);
+	if (x->pool)
+		cu_ok(cudaFree(x->pool), "cudaFree");
+	chunk_heap_fini(&x->staging);
 	cu_unbind(&x->cb.eng, prev);
 	dao_pin_close(x->pin);
 	cu_log_close(x->cb.eng.log);
@@ -206,7 +208,7 @@ static const struct dao_backend_ops cx_ops = {
 dao_status cu_explicit_create(int device, uint64_t total, uint64_t budget, struct cu_log *log,
 			      struct dao_backend **out)
 {
-	struct cx_backend *x = calloc(1, sizeof(*x));
+	struct cx_backend *x = fault_calloc(1, sizeof(*x));
 	struct chunk_source src = { stage_obtain, stage_release, NULL };
 	long page = sysconf(_SC_PAGESIZE);
 	dao_status st;

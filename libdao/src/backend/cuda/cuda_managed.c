@@ -23,6 +23,7 @@
  */
 #include <stdlib.h>
 
+#include "base/fault.h"
 #include "mem/chunk_heap.h"
 #include "backend/cuda/cuda_engines.h"
 #include "backend/cuda/split_prefetch.h"
@@ -198,12 +199,13 @@ static void cm_destroy(struct dao_backend *be)
 	struct cm_backend *x = cm(be);
 	int prev;
 
-	if (cu_bind_for_teardown(&x->cb.eng, &prev)) {
-		cu_engines_fini(&x->cb.eng);
-		split_prefetch_fini(&x->split);
-		chunk_heap_fini(&x->small);
-		chunk_heap_fini(&x->big);
-	}
+	/* Torn down even where the device will not be bound (it failed):
+	 * what the host holds is freed whatever the device answers. */
+	(void)cu_bind_for_teardown(&x->cb.eng, &prev);
+	cu_engines_fini(&x->cb.eng);
+	split_prefetch_fini(&x->split);
+	chunk_heap_fini(&x->small);
+	chunk_heap_fini(&x->big);
 	cu_unbind(&x->cb.eng, prev);
 	cu_log_close(x->cb.eng.log);
 	free(x);
@@ -242,7 +244,7 @@ dao_status cu_managed_create(int device, uint64_t total, uint64_t budget, uint64
 			device);
 		return DAO_ERR_BACKEND;
 	}
-	x = calloc(1, sizeof(*x));
+	x = fault_calloc(1, sizeof(*x));
 	if (!x)
 		return DAO_ERR_NOMEM;
 	x->cb.base.ops = &cm_ops;

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "backend/cuda/request_log.h"
 #include "base/log.h"
 
@@ -96,10 +97,10 @@ dao_status cu_log_open(const char *backend, const char *switches, struct cu_log 
 	*out = NULL;
 	if (!path || !*path)
 		return DAO_OK;
-	l = malloc(sizeof(*l));
+	l = fault_malloc(sizeof(*l));
 	if (!l)
 		return DAO_ERR_NOMEM;
-	l->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	l->fd = fault_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (l->fd < 0) {
 		dao_err("DAO_CUDA_REQUEST_LOG: cannot open %s: %s", path, strerror(errno));
 		free(l);

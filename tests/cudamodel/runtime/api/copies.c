@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/init.h"
+#include "base/inject.h"
 #include "base/lock.h"
 #include "base/report.h"
 #include "state/allocs.h"
@@ -94,6 +95,7 @@ static cudaError_t copy(const char *call, void *dst, const void *src, size_t cou
 	cudaError_t err;
 	bool ok;
 
+	CM_INJECT(call, cudaErrorLaunchFailure);
 	cm_enter();
 	s = cm_stream_of(sh, &err);
 	if (!s) {
@@ -169,6 +171,7 @@ static cudaError_t set(const char *call, void *dst, int value, size_t count, cud
 	cudaError_t err;
 	char *dw;
 
+	CM_INJECT(call, cudaErrorLaunchFailure);
 	cm_enter();
 	s = cm_stream_of(sh, &err);
 	if (!s) {

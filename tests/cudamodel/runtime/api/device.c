@@ -11,6 +11,7 @@
 #include "api/device.h"
 #include "api/init.h"
 #include "base/errors.h"
+#include "base/inject.h"
 #include "base/report.h"
 #include "state/card.h"
 
@@ -31,6 +32,7 @@ cudaError_t cudaGetDeviceCount(int *count)
 {
 	cudaError_t err = device_check();
 
+	CM_INJECT("cudaGetDeviceCount", cudaErrorNoDevice);
 	if (!count)
 		return cm_misuse("cudaGetDeviceCount", cudaErrorInvalidValue, "count is NULL");
 	*count = err == cudaSuccess ? cm_config.devices : 0;
@@ -41,6 +43,7 @@ cudaError_t cudaGetDevice(int *device)
 {
 	cudaError_t err = device_check();
 
+	CM_INJECT("cudaGetDevice", cudaErrorInvalidDevice);
 	if (err != cudaSuccess)
 		return cm_ret(err);
 	if (!device)
@@ -53,6 +56,7 @@ cudaError_t cudaSetDevice(int device)
 {
 	cudaError_t err = device_check();
 
+	CM_INJECT("cudaSetDevice", cudaErrorInvalidDevice);
 	if (err != cudaSuccess)
 		return cm_ret(err);
 	if (device < 0 || device >= cm_config.devices)
@@ -83,6 +87,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 {
 	cudaError_t err = device_check();
 
+	CM_INJECT("cudaDeviceGetAttribute", cudaErrorInvalidDevice);
 	if (err != cudaSuccess)
 		return cm_ret(err);
 	if (!value)
@@ -116,6 +121,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
 	cudaError_t err = device_check();
 
+	CM_INJECT("cudaGetDeviceProperties", cudaErrorInvalidDevice);
 	if (err != cudaSuccess)
 		return cm_ret(err);
 	if (!prop)

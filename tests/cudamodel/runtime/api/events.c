@@ -12,6 +12,7 @@
 
 #include "api/init.h"
 #include "base/errors.h"
+#include "base/inject.h"
 #include "base/lock.h"
 #include "base/ptr_set.h"
 #include "base/report.h"
@@ -64,6 +65,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *out, unsigned int flags)
 {
 	struct cm_event *ev;
 
+	CM_INJECT("cudaEventCreateWithFlags", cudaErrorMemoryAllocation);
 	if (!out)
 		return cm_misuse("cudaEventCreateWithFlags", cudaErrorInvalidValue, "NULL handle");
 	if (flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming |
@@ -99,6 +101,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t h)
 {
 	struct cm_event *ev;
 
+	CM_INJECT("cudaEventDestroy", cudaErrorLaunchFailure);
 	cm_enter();
 	ev = event_of(h);
 	if (!ev) {
@@ -119,6 +122,7 @@ cudaError_t cudaEventRecord(cudaEvent_t h, cudaStream_t sh)
 	struct record_op *op;
 	cudaError_t err;
 
+	CM_INJECT("cudaEventRecord", cudaErrorLaunchFailure);
 	cm_enter();
 	ev = event_of(h);
 	s = cm_stream_of(sh, &err);
@@ -146,6 +150,7 @@ cudaError_t cudaEventQuery(cudaEvent_t h)
 	struct cm_event *ev;
 	cudaError_t err = cudaSuccess;
 
+	CM_INJECT("cudaEventQuery", cudaErrorLaunchFailure);
 	cm_enter();
 	ev = event_of(h);
 	if (!ev) {
@@ -170,6 +175,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t h)
 {
 	struct cm_event *ev;
 
+	CM_INJECT("cudaEventSynchronize", cudaErrorLaunchFailure);
 	cm_enter();
 	ev = event_of(h);
 	if (!ev) {
@@ -193,6 +199,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t sh, cudaEvent_t h, unsigned int fla
 	struct cm_op *op;
 	cudaError_t err;
 
+	CM_INJECT("cudaStreamWaitEvent", cudaErrorLaunchFailure);
 	cm_enter();
 	ev = event_of(h);
 	s = cm_stream_of(sh, &err);
@@ -218,6 +225,7 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 	struct cm_event *a, *b;
 	cudaError_t err = cudaSuccess;
 
+	CM_INJECT("cudaEventElapsedTime", cudaErrorLaunchFailure);
 	if (!ms)
 		return cm_misuse("cudaEventElapsedTime", cudaErrorInvalidValue, "ms is NULL");
 	cm_enter();

@@ -12,6 +12,7 @@
 
 #include "api/init.h"
 #include "base/errors.h"
+#include "base/inject.h"
 #include "base/lock.h"
 #include "base/report.h"
 #include "base/site.h"
@@ -26,6 +27,7 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
 	struct cm_alloc *a;
 	void *m;
 
+	CM_INJECT("cudaHostAlloc", cudaErrorMemoryAllocation);
 	if (!p || !size || (flags & ~0xfu))
 		return cm_misuse("cudaHostAlloc", cudaErrorInvalidValue,
 				 "pointer %p, size %zu, flags 0x%x", (void *)p, size, flags);
@@ -61,6 +63,7 @@ cudaError_t cudaFreeHost(void *p)
 {
 	struct cm_alloc *a;
 
+	CM_INJECT("cudaFreeHost", cudaErrorLaunchFailure);
 	if (!p)
 		return cudaSuccess;
 	cm_enter();
@@ -80,6 +83,7 @@ cudaError_t cudaHostRegister(void *p, size_t size, unsigned int flags)
 {
 	struct cm_alloc *a;
 
+	CM_INJECT("cudaHostRegister", cudaErrorMemoryAllocation);
 	if (!p || !size || (flags & ~0xfu))
 		return cm_misuse("cudaHostRegister", cudaErrorInvalidValue,
 				 "pointer %p, size %zu, flags 0x%x", p, size, flags);
@@ -116,6 +120,7 @@ cudaError_t cudaHostUnregister(void *p)
 	struct cm_site site;
 	int actor;
 
+	CM_INJECT("cudaHostUnregister", cudaErrorLaunchFailure);
 	cm_enter();
 	a = cm_find(p);
 	if (!a || a->base != p || a->kind != CM_REGISTERED) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/init.h"
+#include "base/inject.h"
 #include "base/lock.h"
 #include "base/report.h"
 #include "base/site.h"
@@ -83,6 +84,7 @@ cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamode
 	struct kernel_op *k;
 	cudaError_t err;
 
+	CM_INJECT("kernel", cudaErrorLaunchFailure);
 	if (!fn || count > DAO_CUDAMODEL_KERNEL_OPERANDS || (count && !ops) ||
 	    (arg_bytes && !arg))
 		return cm_misuse(name, cudaErrorInvalidValue, "malformed kernel (%u operands)",

@@ -13,6 +13,7 @@
 #include "api/device.h"
 #include "api/init.h"
 #include "base/errors.h"
+#include "base/inject.h"
 #include "base/lock.h"
 #include "base/report.h"
 #include "base/site.h"
@@ -26,6 +27,7 @@ cudaError_t cudaMalloc(void **p, size_t size)
 	uint64_t need;
 	struct cm_alloc *a;
 
+	CM_INJECT("cudaMalloc", cudaErrorMemoryAllocation);
 	if (!p)
 		return cm_misuse("cudaMalloc", cudaErrorInvalidValue, "NULL result pointer");
 	if (!size) {
@@ -60,6 +62,7 @@ cudaError_t cudaMallocManaged(void **p, size_t size, unsigned int flags)
 {
 	struct cm_alloc *a;
 
+	CM_INJECT("cudaMallocManaged", cudaErrorMemoryAllocation);
 	if (!p || !size || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
 		return cm_misuse("cudaMallocManaged", cudaErrorInvalidValue,
 				 "pointer %p, size %zu, flags 0x%x", (void *)p, size, flags);
@@ -80,6 +83,7 @@ cudaError_t cudaFree(void *p)
 {
 	struct cm_alloc *a;
 
+	CM_INJECT("cudaFree", cudaErrorLaunchFailure);
 	if (!p)
 		return cudaSuccess;
 	cm_enter();
@@ -107,6 +111,7 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 	int n = 0;
 	cudaError_t err = cudaGetDeviceCount(&n);
 
+	CM_INJECT("cudaMemGetInfo", cudaErrorLaunchFailure);
 	if (err != cudaSuccess)
 		return err;
 	if (!free_bytes || !total)
@@ -126,6 +131,7 @@ cudaError_t cudaMemAdvise(const void *p, size_t count, enum cudaMemoryAdvise adv
 	uint32_t first, last;
 	bool dev = loc.type == cudaMemLocationTypeDevice;
 
+	CM_INJECT("cudaMemAdvise", cudaErrorLaunchFailure);
 	cm_enter();
 	a = cm_find(p);
 	if (!a || a->kind != CM_MANAGED || !count || (uint64_t)((const char *)p - a->base) + count > a->size) {

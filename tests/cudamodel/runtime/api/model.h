@@ -37,7 +37,8 @@
  *     |
  *   base/     lock.c (the one lock), report.c (failures, refused calls),
  *             site.c (call sites), errors.c (the runtime's error codes and
- *             each thread's last error), ptr_set.c (the live handles)
+ *             each thread's last error), ptr_set.c (the live handles),
+ *             inject.c (calls failed on purpose: DAO_CUDAMODEL_FAIL)
  */
 #ifndef DAO_CUDAMODEL_API_MODEL_H
 #define DAO_CUDAMODEL_API_MODEL_H

@@ -14,6 +14,7 @@
 #include "api/device.h"
 #include "api/init.h"
 #include "base/errors.h"
+#include "base/inject.h"
 #include "base/lock.h"
 #include "base/report.h"
 #include "records/um_records.h"
@@ -108,6 +109,7 @@ cudaError_t cudaMemPrefetchAsync(const void *p, size_t count, struct cudaMemLoca
 	cudaError_t err;
 	uint64_t off;
 
+	CM_INJECT("cudaMemPrefetchAsync", cudaErrorLaunchFailure);
 	cm_enter();
 	s = cm_stream_of(sh, &err);
 	if (!s) {
@@ -140,6 +142,7 @@ cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, siz
 						size_t nlocs, unsigned long long flags,
 						cudaStream_t sh)
 {
+	CM_INJECT("cudaMemDiscardAndPrefetchBatchAsync", cudaErrorLaunchFailure);
 	static const char call[] = "cudaMemDiscardAndPrefetchBatchAsync";
 	struct cm_stream *s;
 	cudaError_t err;
@@ -197,6 +200,7 @@ cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count,
 				      struct cudaMemLocation *locs, size_t *loc_idx, size_t nlocs,
 				      unsigned long long flags, cudaStream_t sh)
 {
+	CM_INJECT("cudaMemPrefetchBatchAsync", cudaErrorLaunchFailure);
 	static const char call[] = "cudaMemPrefetchBatchAsync";
 	size_t l = 0;
 

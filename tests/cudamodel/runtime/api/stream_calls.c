@@ -6,6 +6,7 @@
  */
 #include "api/init.h"
 #include "base/errors.h"
+#include "base/inject.h"
 #include "base/lock.h"
 #include "base/report.h"
 #include "state/streams.h"
@@ -14,6 +15,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *out, unsigned int flags)
 {
 	struct cm_stream *s;
 
+	CM_INJECT("cudaStreamCreateWithFlags", cudaErrorMemoryAllocation);
 	if (!out)
 		return cm_misuse("cudaStreamCreateWithFlags", cudaErrorInvalidValue, "NULL handle");
 	if (flags & ~(unsigned)cudaStreamNonBlocking)
@@ -38,6 +40,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t h)
 	struct cm_stream *s;
 	cudaError_t err;
 
+	CM_INJECT("cudaStreamDestroy", cudaErrorLaunchFailure);
 	cm_enter();
 	s = h ? cm_stream_of(h, &err) : NULL;
 	if (!s || s->legacy) {
@@ -55,6 +58,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h)
 	struct cm_stream *s;
 	cudaError_t err;
 
+	CM_INJECT("cudaStreamSynchronize", cudaErrorLaunchFailure);
 	cm_enter();
 	s = cm_stream_of(h, &err);
 	if (!s) {
@@ -71,6 +75,7 @@ cudaError_t cudaStreamQuery(cudaStream_t h)
 	struct cm_stream *s;
 	cudaError_t err;
 
+	CM_INJECT("cudaStreamQuery", cudaErrorLaunchFailure);
 	cm_enter();
 	s = cm_stream_of(h, &err);
 	if (!s) {
@@ -86,6 +91,7 @@ cudaError_t cudaStreamQuery(cudaStream_t h)
 
 cudaError_t cudaDeviceSynchronize(void)
 {
+	CM_INJECT("cudaDeviceSynchronize", cudaErrorLaunchFailure);
 	cm_enter();
 	cm_streams_sync_all();
 	cm_unlock();

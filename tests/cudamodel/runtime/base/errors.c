@@ -51,6 +51,7 @@ static const struct {
 	{ cudaErrorHostMemoryNotRegistered, "cudaErrorHostMemoryNotRegistered",
 	  "pointer does not correspond to a registered memory region" },
 	{ cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported" },
+	{ cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure" },
 };
 
 const char *cudaGetErrorName(cudaError_t err)

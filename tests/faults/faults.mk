@@ -1,0 +1,49 @@
+# tests/faults/faults.mk - every failure point of libdao in turn (issue 26):
+# faults.t counts the calls to the world that a few representative jobs
+# make (libdao's through DAO_FAULT, the CUDA runtime's through the model's
+# DAO_CUDAMODEL_FAIL), then runs each job once per point with that point
+# failing (Documentation/libdao.md, "Faults injected").
+#
+# `make check` (check-faults-rel, -asan; -tsan a sample) tries at most
+# FAULT_MAX points of each kind per job, spread evenly; `make
+# check-faults-full` tries every one, in each variant.
+
+ifeq ($(HAVE_CUDA),1)
+define faults_variant
+$(BUILD)/$(1)/tests-faults/fault_job: tests/faults/fault_job.c tests/gpu/program.h tests/gpu/gpu_common.h $(BUILD)/$(1)/lib/libdao.a tests/tap.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -Itests -Itests/gpu -MMD -MP \
+		-o $$@ $$< $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm -ldl
+
+$(BUILD)/$(1)/tests-faults/fault_property: tests/faults/fault_property.c tests/unit/random_program.h $(BUILD)/$(1)/lib/libdao.a tests/tap.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(call cflags,$(1)) -Itests -Itests/unit -MMD -MP \
+		-o $$@ $$< $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm -ldl
+
+.PHONY: check-faults-$(1)
+check-faults-$(1): $(BUILD)/$(1)/tests-faults/fault_job $(BUILD)/$(1)/tests-faults/fault_property $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(CUDAMODEL_CHOL_$(1)) $(if $(filter rel,$(1)),$(EXAMPLE_F90_BINS))
+	FAULT_JOB=$(BUILD)/$(1)/tests-faults/fault_job \
+		FAULT_PROPERTY=$(BUILD)/$(1)/tests-faults/fault_property FAULT_MODEL=$(BUILD)/$(1)/cudamodel \
+		FAULT_CHOL=$(CUDAMODEL_CHOL_$(1)) \
+		FAULT_F90=$(if $(filter rel,$(1)),$(filter %/dao-example-matmul,$(EXAMPLE_F90_BINS))) \
+		FAULT_MAX=$$(or $$(FAULT_MAX),$(FAULT_MAX_$(1))) FAULT_RUN="$(CUDAMODEL_RUN_$(1))" \
+		FAULT_JOBS_LIST="$(FAULT_JOBS_$(1))" \
+		prove -f --exec bash tests/faults/faults.t
+endef
+# Points per kind and job in `make check`: rel and asan sweep a spread
+# sample, tsan fewer on fewer jobs (each run starts a TSan process).
+FAULT_MAX_rel := 40
+FAULT_MAX_asan := 16
+FAULT_MAX_tsan := 4
+FAULT_JOBS_tsan := host cuda-explicit
+$(foreach v,rel asan tsan,$(eval $(call faults_variant,$(v))))
+
+.PHONY: check-faults check-faults-full
+check-faults: check-faults-rel check-faults-asan check-faults-tsan
+check-faults-full:
+	$(MAKE) FAULT_MAX=all check-faults-rel check-faults-asan
+check: check-faults
+else
+check-faults check-faults-full:
+	@echo "check-faults: SKIP: libdao is built without CUDA"
+endif
