@@ -316,7 +316,7 @@ static void test_brute(void)
 static void test_below_policies(void)
 {
 	static const dao_policy pols[] = { DAO_POLICY_DAO, DAO_POLICY_BELADY, DAO_POLICY_LRU,
-					   DAO_POLICY_FIFO };
+					   DAO_POLICY_FIFO, DAO_POLICY_PLAN };
 	unsigned seed = 99;
 	int runs = 0, failed = 0, below = 1, above_compute = 1, closest_set = 0;
 	double closest = 0;
@@ -343,7 +343,7 @@ static void test_below_policies(void)
 			if (segment_cut_bound(t, &p, &m, budget, &sc, err, sizeof(err)))
 				tap_bail("segment cut: %s", err);
 			above_compute &= sc.ns >= profile_compute_ns(&p, &m);
-			for (size_t j = 0; j < 4; j++) {
+			for (size_t j = 0; j < sizeof(pols) / sizeof(pols[0]); j++) {
 				struct replay_opts o = { .policy = pols[j], .budget = budget };
 				struct replay_result r;
 

@@ -41,7 +41,7 @@ T
 
 "$bin" --policy all --budget 50% "$tmp/small.trace" >"$tmp/table" 2>"$tmp/err"
 ok $? "table for all policies"
-for p in dao belady lru fifo; do
+for p in dao belady lru fifo plan; do
 	grep -Eq "^  $p +[0-9]" "$tmp/table"
 	ok $? "table has a row for $p"
 done
@@ -64,8 +64,8 @@ DAO_LOOKAHEAD=0 "$bin" --json "$tmp/small.trace" >"$tmp/env.json" 2>"$tmp/err"
 ok $? "refused with a reason: DAO_LOOKAHEAD=0"
 "$bin" --policy all --budget 2M --json --plot "$tmp/p.svg" "$tmp/small.trace" >"$tmp/j.json" 2>"$tmp/err"
 ok $? "--json and --plot"
-[ "$(json "$tmp/j.json" 'scalar @{$j->{traces}} == 1 && scalar @{$j->{traces}[0]{policies}} == 4')" = 1 ]
-ok $? "JSON: one trace, four policies"
+[ "$(json "$tmp/j.json" 'scalar @{$j->{traces}} == 1 && scalar @{$j->{traces}[0]{policies}} == 5')" = 1 ]
+ok $? "JSON: one trace, five policies"
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; $t->{budget_bytes} == 2097152 && !defined $t->{budget_percent}')" = 1 ]
 ok $? "JSON: a byte budget is kept as given"
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; $t->{peak_live_bytes} > 0 && $t->{max_kernel_bytes} > 0 && $t->{lp_bound_h2d_bytes} >= $t->{compulsory_bytes}')" = 1 ]
@@ -111,7 +111,7 @@ ok $? "JSON: the trace's fields, in their documented order"
 ok $? "JSON: a policy's fields, in their documented order"
 head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</svg>$'
 ok $? "SVG written"
-[ "$(grep -c 'class="t">' "$tmp/p.svg")" -eq 5 ]
+[ "$(grep -c 'class="t">' "$tmp/p.svg")" -eq 6 ]
 ok $? "SVG: a title and one panel per policy"
 if command -v xmllint >/dev/null; then
 	xmllint --noout "$tmp/p.svg"

@@ -52,7 +52,7 @@ for args in "${small[@]}"; do
 	ok $? "$args: stdout and -o agree, byte for byte"
 	"$sim" --policy all --budget 50% --json "$tmp/$name.trace" >"$tmp/$name.json" 2>"$tmp/err"
 	ok $? "$args: daosim replays it ($(head -c 150 "$tmp/err" | tr '\n' ' '))"
-	[ "$(json "$tmp/$name.json" 'my $t = $j->{traces}[0]; @{$t->{policies}} == 4 && !grep { $_->{error} } @{$t->{policies}}')" = 1 ]
+	[ "$(json "$tmp/$name.json" 'my $t = $j->{traces}[0]; @{$t->{policies}} == 5 && !grep { $_->{error} } @{$t->{policies}}')" = 1 ]
 	ok $? "$args: every policy ran"
 done
 
