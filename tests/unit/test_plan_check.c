@@ -15,29 +15,8 @@
 #include "../../tools/daosim/bounds/plan_check.h"
 #include "../../tools/daosim/replay.h"
 #include "random_trace.h"
+#include "sim_unit.h"
 #include "tap.h"
-
-static struct dao_trace *parse(const char *text)
-{
-	struct dao_trace *t = NULL;
-	char err[256];
-
-	if (dao_trace_read_mem(text, strlen(text), &t, err, sizeof(err)))
-		tap_bail("test trace does not parse: %s", err);
-	return t;
-}
-
-/* A flop takes 1 ns, a byte 1 ns to copy either way; operand bytes cost
- * next to nothing of kernel time. */
-static void unit_model(struct dao_sim_model *m)
-{
-	dao_sim_model_preset("h100", m);
-	m->flops_per_s = 1e9;
-	m->mem_bytes_per_s = 1e15;
-	m->h2d_bytes_per_s = 1e9;
-	m->d2h_bytes_per_s = 1e9;
-	m->launch_ns = 0;
-}
 
 /*
  * One buffer of 1000 bytes read by a kernel of 1000 flops, then written
