@@ -32,7 +32,8 @@ module dao
        DAO_BACKEND_CUDA_MANAGED = 3, DAO_BACKEND_CUDA_EXPLICIT = 4
   integer(c_int), parameter, public :: DAO_POLICY_DEFAULT = 0, &
        DAO_POLICY_DAO = 1, DAO_POLICY_BELADY = 2, DAO_POLICY_LRU = 3, &
-       DAO_POLICY_FIFO = 4
+       DAO_POLICY_FIFO = 4, &
+       DAO_POLICY_PLAN = 5
   integer(c_int), parameter, public :: DAO_LOG_DEFAULT = 0, &
        DAO_LOG_SILENT = 1, DAO_LOG_ERROR = 2, DAO_LOG_WARN = 3, &
        DAO_LOG_INFO = 4, DAO_LOG_DEBUG = 5

@@ -80,6 +80,7 @@ typedef enum dao_policy {
 	DAO_POLICY_BELADY = 2,  /* pure next use */
 	DAO_POLICY_LRU = 3,
 	DAO_POLICY_FIFO = 4,
+	DAO_POLICY_PLAN = 5,    /* dao, with next uses from last iteration's plan */
 } dao_policy;
 
 typedef enum dao_log_level {

@@ -97,7 +97,7 @@ static void check_trace(const struct dao_trace *t, const struct trace_profile *p
 			const struct dao_sim_model *m, uint64_t budget, struct tally *c)
 {
 	static const dao_policy pols[] = { DAO_POLICY_DAO, DAO_POLICY_BELADY, DAO_POLICY_LRU,
-					   DAO_POLICY_FIFO };
+					   DAO_POLICY_FIFO, DAO_POLICY_PLAN };
 	struct bound_value v[BOUND_TABLE_MAX] = { { 0 } };
 
 	if (solve_all(t, p, m, budget, v)) {
@@ -110,7 +110,7 @@ static void check_trace(const struct dao_trace *t, const struct trace_profile *p
 			    bound_table[j]->side == BOUND_LOWER &&
 			    bound_table[i]->of == bound_table[j]->of && v[i].value < v[j].value)
 				c->upper_ok = 0;
-	for (size_t k = 0; k < 4; k++) {
+	for (size_t k = 0; k < sizeof(pols) / sizeof(pols[0]); k++) {
 		struct replay_opts o = { .policy = pols[k], .budget = budget };
 		struct replay_result r;
 

@@ -228,7 +228,7 @@ static void test_env_values(void)
 	dao_stats stats;
 
 	test_clear_env();
-	for (int p = DAO_POLICY_DAO; p <= DAO_POLICY_FIFO; p++) {
+	for (int p = DAO_POLICY_DAO; p <= DAO_POLICY_PLAN; p++) {
 		char what[64];
 
 		setenv("DAO_POLICY", dao_policy_name((dao_policy)p), 1);

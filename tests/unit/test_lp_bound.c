@@ -13,19 +13,10 @@
 #include "../../tools/daosim/bounds/lp_bound.h"
 #include "../../tools/daosim/bounds/time_bound.h"
 #include "random_trace.h"
+#include "sim_unit.h"
 #include "tap.h"
 
 #define H "dao-trace 1\n"
-
-static struct dao_trace *parse(const char *text)
-{
-	struct dao_trace *t = NULL;
-	char err[256];
-
-	if (dao_trace_read_mem(text, strlen(text), &t, err, sizeof(err)))
-		tap_bail("test trace does not parse: %s", err);
-	return t;
-}
 
 /* LP h2d and d2h bounds of text at budget. */
 static void bounds(const char *text, uint64_t budget, uint64_t *h2d, uint64_t *d2h,
@@ -225,19 +216,6 @@ static void test_random_properties(void)
 	tap_ok(monotone, "random traces: LP bounds never grow with the budget");
 	tap_ok(above, "random traces: LP h2d bound >= compulsory bytes");
 	tap_ok(at_peak, "random traces: at the peak live bytes only compulsory bytes move");
-}
-
-/* A device where a flop takes 1 ns and a byte 1 ns to copy either way;
- * operand bytes cost at most 1 ns of kernel time (ceil of a tiny figure),
- * so kernels of >= 1 flop take exactly their flops in ns. */
-static void unit_model(struct dao_sim_model *m)
-{
-	dao_sim_model_preset("h100", m);
-	m->flops_per_s = 1e9;
-	m->mem_bytes_per_s = 1e15;
-	m->h2d_bytes_per_s = 1e9;
-	m->d2h_bytes_per_s = 1e9;
-	m->launch_ns = 0;
 }
 
 /* Two solves of one LP: the same optimum to 1e-9 relative, the same ns. */

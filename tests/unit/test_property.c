@@ -22,7 +22,7 @@
 #include "random_program.h"
 
 static const dao_policy policies[] = { DAO_POLICY_DAO, DAO_POLICY_BELADY, DAO_POLICY_LRU,
-				       DAO_POLICY_FIFO };
+				       DAO_POLICY_FIFO, DAO_POLICY_PLAN };
 /* Each program runs at 5%, at one of the middle fractions and at 100%. */
 static const unsigned fractions[] = { 5, 12, 25, 50, 100 };
 static const uint32_t lookaheads[] = { 1, 2, 4, 16, 64 };

@@ -15,31 +15,10 @@
 #include "../../tools/daosim/replay.h"
 #include "../../tools/daosim/bounds/segment_cut.h"
 #include "random_trace.h"
+#include "sim_unit.h"
 #include "tap.h"
 
 #define H "dao-trace 1\n"
-
-static struct dao_trace *parse(const char *text)
-{
-	struct dao_trace *t = NULL;
-	char err[256];
-
-	if (dao_trace_read_mem(text, strlen(text), &t, err, sizeof(err)))
-		tap_bail("test trace does not parse: %s", err);
-	return t;
-}
-
-/* A flop takes 1 ns, a byte 1 ns to copy either way; operand bytes cost at
- * most 1 ns of kernel time, so kernels of >= 1 flop take their flops in ns. */
-static void unit_model(struct dao_sim_model *m)
-{
-	dao_sim_model_preset("h100", m);
-	m->flops_per_s = 1e9;
-	m->mem_bytes_per_s = 1e15;
-	m->h2d_bytes_per_s = 1e9;
-	m->d2h_bytes_per_s = 1e9;
-	m->launch_ns = 0;
-}
 
 static dao_status cut(const char *text, const struct dao_sim_model *m, uint64_t budget,
 		      struct segment_cut *sc, char *err, size_t errlen)
@@ -316,7 +295,7 @@ static void test_brute(void)
 static void test_below_policies(void)
 {
 	static const dao_policy pols[] = { DAO_POLICY_DAO, DAO_POLICY_BELADY, DAO_POLICY_LRU,
-					   DAO_POLICY_FIFO };
+					   DAO_POLICY_FIFO, DAO_POLICY_PLAN };
 	unsigned seed = 99;
 	int runs = 0, failed = 0, below = 1, above_compute = 1, closest_set = 0;
 	double closest = 0;
@@ -343,7 +322,7 @@ static void test_below_policies(void)
 			if (segment_cut_bound(t, &p, &m, budget, &sc, err, sizeof(err)))
 				tap_bail("segment cut: %s", err);
 			above_compute &= sc.ns >= profile_compute_ns(&p, &m);
-			for (size_t j = 0; j < 4; j++) {
+			for (size_t j = 0; j < sizeof(pols) / sizeof(pols[0]); j++) {
 				struct replay_opts o = { .policy = pols[j], .budget = budget };
 				struct replay_result r;
 

@@ -158,6 +158,12 @@ static unsigned long long transformer_kernels(unsigned long long L, unsigned lon
 	return iters * (34 * L + 11);
 }
 
+static unsigned long long cnn_kernels(unsigned long long S, unsigned long long blocks,
+				      unsigned long long iters)
+{
+	return iters * (9 * S * blocks + 2 * S + 4);
+}
+
 static unsigned long long lstm_kernels(unsigned long long L, unsigned long long S,
 				       unsigned long long iters)
 {
@@ -246,7 +252,8 @@ static void check_params(void)
 	char *text;
 
 	/* GPT-2 small: 124,439,808 parameters (vocab 50257, 1024 positions). */
-	text = gen("transformer", (struct kv[]){ { "vocab", "50257" }, { "seq", "1024" }, { NULL, NULL } },
+	text = gen("transformer",
+		   (struct kv[]){ { "vocab", "50257" }, { "seq", "1024" }, { "iters", "1" }, { NULL, NULL } },
 		   &len, err, sizeof(err));
 	tap_ok(text && !examine(text, len, &fx) && fx.param_bytes == 124439808ull * 4,
 	       "transformer: GPT-2 small has 124,439,808 parameters (%llu bytes)",
@@ -262,6 +269,64 @@ static void check_params(void)
 		       fx.param_bytes == 4ull * (3 * (4 * 64 * (64 + 64) + 4 * 64) + 10 * 64 + 10),
 	       "lstm: parameters 4H(I+H)+4H per layer plus the head");
 	free(text);
+}
+
+/*
+ * The training families' first step differs as a real job's does: it
+ * creates the optimizer's state, writing it (w), where every later step
+ * updates it (rw); nothing else about the optimizer kernels changes.
+ */
+static void check_first_step(void)
+{
+	static const struct {
+		const char *family, *kernel;
+		unsigned nstate;
+		struct kv kv[8];
+	} fams[] = {
+		{ "transformer", "adam", 2,
+		  { { "layers", "1" }, { "hidden", "8" }, { "heads", "2" }, { "seq", "4" },
+		    { "batch", "1" }, { "vocab", "10" } } },
+		{ "lstm", "adam", 2, { { "layers", "2" }, { "seq", "3" }, { "hidden", "4" } } },
+		{ "cnn", "sgd", 1,
+		  { { "stages", "2" }, { "blocks", "1" }, { "width", "2" }, { "image", "4" } } },
+	};
+
+	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+		char err[300];
+		size_t len, steps[3] = { 0 }, as_wanted[3] = { 0 };
+		char *text = gen(fams[f].family, fams[f].kv, &len, err, sizeof(err));
+		struct dao_trace *t = NULL;
+		int it = -1;
+
+		if (!text || dao_trace_read_mem(text, len, &t, err, sizeof(err)))
+			tap_bail("%s: %s", fams[f].family, err);
+		for (size_t i = 0; i < t->nevents; i++) {
+			const struct dao_trace_event *e = &t->events[i];
+			unsigned w = 0, rw = 0;
+
+			if (e->type == DAO_TRACE_ITERATION && it < 2)
+				it++;
+			if (e->type != DAO_TRACE_KERNEL || strcmp(e->u.kernel.name, fams[f].kernel) ||
+			    it < 0)
+				continue;
+			for (uint32_t j = 0; j < e->u.kernel.nops; j++) {
+				uint32_t mode = dao_trace_kernel_ops(t, e)[j].mode;
+
+				w += mode == DAO_W;
+				rw += mode == DAO_RW;
+			}
+			steps[it]++;
+			as_wanted[it] += it == 0 ? w == fams[f].nstate && rw == 1
+						 : w == 0 && rw == fams[f].nstate + 1;
+		}
+		tap_ok(it == 2 && steps[0] && steps[0] == steps[1] && steps[1] == steps[2] &&
+			       as_wanted[0] == steps[0] && as_wanted[1] == steps[1] &&
+			       as_wanted[2] == steps[2],
+		       "%s: three steps by default; the first writes the optimizer's state, the others update it",
+		       fams[f].family);
+		dao_trace_free(t);
+		free(text);
+	}
 }
 
 /* Bad parameters: refused with a reason, nothing written. */
@@ -355,15 +420,22 @@ int main(void)
 		{ "transformer",
 		  { { "layers", "1" }, { "hidden", "8" }, { "heads", "1" }, { "seq", "1" },
 		    { "batch", "1" }, { "vocab", "1" } },
-		  transformer_kernels(1, 1) },
+		  transformer_kernels(1, 3) }, /* three steps by default */
 		{ "lstm",
 		  { { "layers", "3" }, { "seq", "7" }, { "batch", "4" }, { "hidden", "16" },
 		    { "classes", "5" }, { "iters", "2" } },
 		  lstm_kernels(3, 7, 2) },
-		{ "lstm", { { "layers", "1" }, { "seq", "1" }, { "hidden", "4" } }, lstm_kernels(1, 1, 1) },
+		{ "lstm", { { "layers", "1" }, { "seq", "1" }, { "hidden", "4" } }, lstm_kernels(1, 1, 3) },
+		{ "cnn",
+		  { { "stages", "3" }, { "blocks", "2" }, { "width", "4" }, { "image", "8" },
+		    { "batch", "2" }, { "classes", "5" }, { "iters", "2" } },
+		  cnn_kernels(3, 2, 2) },
+		{ "cnn", { { "stages", "1" }, { "blocks", "1" }, { "width", "1" }, { "image", "1" } },
+		  cnn_kernels(1, 1, 3) },
 		/* 50,000 kernels and more, for timing the bounds. */
 		{ "cholesky", { { "tiles", "67" }, { "tile", "512" } }, cholesky_kernels(67) },
-		{ "lstm", { { "layers", "4" }, { "seq", "1500" } }, lstm_kernels(4, 1500, 1) },
+		{ "lstm", { { "layers", "4" }, { "seq", "1500" }, { "iters", "1" } },
+		  lstm_kernels(4, 1500, 1) },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -372,6 +444,7 @@ int main(void)
 	       "the large cases have at least 50,000 kernels");
 	check_flops();
 	check_params();
+	check_first_step();
 	check_refusals();
 	tap_plan_done();
 	return tap_exit();

@@ -41,7 +41,7 @@ T
 
 "$bin" --policy all --budget 50% "$tmp/small.trace" >"$tmp/table" 2>"$tmp/err"
 ok $? "table for all policies"
-for p in dao belady lru fifo; do
+for p in dao belady lru fifo plan; do
 	grep -Eq "^  $p +[0-9]" "$tmp/table"
 	ok $? "table has a row for $p"
 done
@@ -64,8 +64,8 @@ DAO_LOOKAHEAD=0 "$bin" --json "$tmp/small.trace" >"$tmp/env.json" 2>"$tmp/err"
 ok $? "refused with a reason: DAO_LOOKAHEAD=0"
 "$bin" --policy all --budget 2M --json --plot "$tmp/p.svg" "$tmp/small.trace" >"$tmp/j.json" 2>"$tmp/err"
 ok $? "--json and --plot"
-[ "$(json "$tmp/j.json" 'scalar @{$j->{traces}} == 1 && scalar @{$j->{traces}[0]{policies}} == 4')" = 1 ]
-ok $? "JSON: one trace, four policies"
+[ "$(json "$tmp/j.json" 'scalar @{$j->{traces}} == 1 && scalar @{$j->{traces}[0]{policies}} == 5')" = 1 ]
+ok $? "JSON: one trace, five policies"
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; $t->{budget_bytes} == 2097152 && !defined $t->{budget_percent}')" = 1 ]
 ok $? "JSON: a byte budget is kept as given"
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; $t->{peak_live_bytes} > 0 && $t->{max_kernel_bytes} > 0 && $t->{lp_bound_h2d_bytes} >= $t->{compulsory_bytes}')" = 1 ]
@@ -86,6 +86,16 @@ ok $? "JSON: the segment-cut bound is there, >= compute, and the largest bound i
 ok $? "JSON: no policy beats the segment-cut bound; time / segment cut and time / largest bound agree"
 grep -q "segment-cut bound [0-9.]* ms, largest of all bounds [0-9.]* ms" "$tmp/table" && grep -q "time/cut" "$tmp/table" && grep -q "time/all" "$tmp/table"
 ok $? "table shows the segment-cut bound, time/cut and time/all"
+# The planned schedule: an upper bound, the best checked schedule the
+# planner found, so between the largest lower bound and every policy run
+# with the planner's knowledge (the whole trace: daosim's default lookahead).
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $p = $t->{plan_ns}; defined $p && $p >= $t->{largest_time_bound_ns} && !grep { $_->{modeled_ns} < $p || abs($_->{time_ratio_to_plan} - $_->{modeled_ns} / $p) > 1e-6 } @{$t->{policies}}')" = 1 ]
+ok $? "JSON: the planned schedule lies between the largest bound and every policy; time / plan agrees"
+grep -q "^  planned schedule [0-9.]* ms" "$tmp/table" && grep -q "time/plan" "$tmp/table"
+ok $? "table: the planned schedule's line and the time/plan column"
+"$bin" --policy dao --budget 2M --plan-limit 0 --json "$tmp/small.trace" >"$tmp/np.json" 2>"$tmp/err"
+[ $? = 0 ] && [ "$(json "$tmp/np.json" 'my $t = $j->{traces}[0]; exists $t->{plan_ns} && !defined $t->{plan_ns} && !defined $t->{policies}[0]{time_ratio_to_plan}')" = 1 ]
+ok $? "--plan-limit 0 skips the plan: null fields"
 "$bin" --policy dao --budget 2M --json --time-bound-limit 0 "$tmp/small.trace" >"$tmp/j0.json" 2>"$tmp/err"
 ok $? "--time-bound-limit 0 runs"
 [ "$(json "$tmp/j0.json" 'my $t = $j->{traces}[0]; my $c = $t->{segment_cut_bound_ns}; my $m = $t->{time_bound_ns}; defined $c && $t->{largest_time_bound_ns} == ($c > $m ? $c : $m)')" = 1 ]
@@ -95,13 +105,13 @@ ok $? "JSON: without the time-indexed bound it is null and the larger bound is t
 # The fields others read, in the order Documentation/daosim.md ("Output")
 # lists them: the table of bounds (tools/daosim/bounds/) adds fields only.
 keys() { perl -ne 'print join(" ", /"(\w+)":/g), "\n"' "$1" | sed -n "$2p"; }
-[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns largest_time_bound_ns" ]
+[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns largest_time_bound_ns plan_ns" ]
 ok $? "JSON: the trace's fields, in their documented order"
-[ "$(keys "$tmp/j.json" 5)" = "policy h2d_bytes d2h_bytes fetches prefetches writebacks evictions drops stalls kernels peak_device_bytes compute_ns modeled_ns stall_ns h2d_busy_ns d2h_busy_ns h2d_ratio_to_lp d2h_ratio_to_lp time_ratio_to_bound time_ratio_to_time_indexed_bound time_ratio_to_max_bound time_ratio_to_segment_cut time_ratio_to_largest_bound" ]
+[ "$(keys "$tmp/j.json" 5)" = "policy h2d_bytes d2h_bytes fetches prefetches writebacks evictions drops stalls kernels peak_device_bytes compute_ns modeled_ns stall_ns h2d_busy_ns d2h_busy_ns h2d_ratio_to_lp d2h_ratio_to_lp time_ratio_to_bound time_ratio_to_time_indexed_bound time_ratio_to_max_bound time_ratio_to_segment_cut time_ratio_to_largest_bound time_ratio_to_plan" ]
 ok $? "JSON: a policy's fields, in their documented order"
 head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</svg>$'
 ok $? "SVG written"
-[ "$(grep -c 'class="t">' "$tmp/p.svg")" -eq 5 ]
+[ "$(grep -c 'class="t">' "$tmp/p.svg")" -eq 6 ]
 ok $? "SVG: a title and one panel per policy"
 if command -v xmllint >/dev/null; then
 	xmllint --noout "$tmp/p.svg"

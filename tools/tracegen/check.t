@@ -25,7 +25,7 @@ refuse() {
 
 "$bin" --help >"$tmp/help" 2>&1
 ok $? "--help"
-for f in cholesky lu gemm stencil2d stencil3d transformer lstm; do
+for f in cholesky lu gemm stencil2d stencil3d transformer lstm cnn; do
 	grep -q "^$f " "$tmp/help"
 	ok $? "--help lists $f"
 done
@@ -41,6 +41,7 @@ small=(
 	"stencil3d --n 128 --tile 32 --arrays 3 --steps 2"
 	"transformer --layers 2 --hidden 256 --heads 4 --seq 128 --batch 2 --vocab 1000 --iters 2"
 	"lstm --layers 2 --seq 10 --batch 8 --hidden 64 --classes 32"
+	"cnn --stages 3 --blocks 2 --width 8 --image 16 --batch 4 --classes 10"
 )
 for args in "${small[@]}"; do
 	set -- $args
@@ -51,7 +52,7 @@ for args in "${small[@]}"; do
 	ok $? "$args: stdout and -o agree, byte for byte"
 	"$sim" --policy all --budget 50% --json "$tmp/$name.trace" >"$tmp/$name.json" 2>"$tmp/err"
 	ok $? "$args: daosim replays it ($(head -c 150 "$tmp/err" | tr '\n' ' '))"
-	[ "$(json "$tmp/$name.json" 'my $t = $j->{traces}[0]; @{$t->{policies}} == 4 && !grep { $_->{error} } @{$t->{policies}}')" = 1 ]
+	[ "$(json "$tmp/$name.json" 'my $t = $j->{traces}[0]; @{$t->{policies}} == 5 && !grep { $_->{error} } @{$t->{policies}}')" = 1 ]
 	ok $? "$args: every policy ran"
 done
 

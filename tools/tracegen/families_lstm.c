@@ -15,7 +15,8 @@
  * Kernels per training step: 8 L S + 2 S + L + 1.
  *
  * Buffers: weights (input and recurrent per layer, each with its bias, the
- * output head) and Adam's moments start on the host and stay; inputs,
+ * output head) start on the host and stay; Adam's moments are created on
+ * the device by the first step and stay (optimizer.c); inputs,
  * targets and initial states per step start on the host and are freed after
  * their last use; activations and gradients start nowhere and are freed
  * after their last use. Flops: 2mkn per product, the cell 20 and its
@@ -38,8 +39,8 @@ static void weight(struct tg_builder *b, struct weight *w, uint64_t elems, unsig
 
 	w->elems = elems;
 	w->p = tg_buffer(b, bytes, TG_HOST | TG_KEEP, "param", "%s.%llu", label, layer);
-	w->m = tg_buffer(b, bytes, TG_HOST | TG_KEEP, "state", "%s.%llu.m", label, layer);
-	w->v = tg_buffer(b, bytes, TG_HOST | TG_KEEP, "state", "%s.%llu.v", label, layer);
+	w->m = tg_optim_state(b, bytes, label, layer, "m");
+	w->v = tg_optim_state(b, bytes, label, layer, "v");
 }
 
 /* Accumulate into w's gradient: the first contribution overwrites it. */
@@ -61,7 +62,14 @@ struct lstm {
 	uint32_t *gates, *c, *h, *dup;
 };
 
-static void step(struct tg_builder *b, struct lstm *n)
+/* Adam for weight w (its moments written at the first step). */
+static void adam(struct tg_builder *b, const struct weight *w, int first)
+{
+	tg_optim_step(b, "adam", tg_mul(b, 12, w->elems), w->grad, w->p,
+		      (const uint32_t[]){ w->m, w->v }, 2, first);
+}
+
+static void step(struct tg_builder *b, struct lstm *n, int first)
 {
 	uint64_t L = n->L, S = n->S, B = n->B, H = n->H, C = n->C;
 	unsigned e = n->e;
@@ -164,13 +172,10 @@ static void step(struct tg_builder *b, struct lstm *n)
 
 	/* optimizer */
 	for (uint64_t l = 0; l < L && !b->failed; l++) {
-		tg_kernel(b, "adam", tg_mul(b, 12, n->wx[l].elems), TG_L(n->wx[l].grad), NULL,
-			  TG_L(n->wx[l].p, n->wx[l].m, n->wx[l].v));
-		tg_kernel(b, "adam", tg_mul(b, 12, n->wh[l].elems), TG_L(n->wh[l].grad), NULL,
-			  TG_L(n->wh[l].p, n->wh[l].m, n->wh[l].v));
+		adam(b, &n->wx[l], first);
+		adam(b, &n->wh[l], first);
 	}
-	tg_kernel(b, "adam", tg_mul(b, 12, n->out.elems), TG_L(n->out.grad), NULL,
-		  TG_L(n->out.p, n->out.m, n->out.v));
+	adam(b, &n->out, first);
 #undef AT
 out:
 	free(input);
@@ -215,7 +220,7 @@ static void gen_lstm(struct tg_builder *b, const struct tg_settings *s)
 	weight(b, &n.out, tg_add(b, tg_mul(b, n.C, n.H), n.C), n.e, "out", 0);
 	for (uint64_t it = 0; it < iters && !b->failed; it++) {
 		tg_iteration(b, it);
-		step(b, &n);
+		step(b, &n, it == 0);
 	}
 out:
 	free(n.wx);
@@ -232,7 +237,7 @@ static const struct tg_param p_lstm[] = {
 	{ "batch", 32, 1, 1u << 16, "sequences per step" },
 	{ "hidden", 512, 1, 1u << 16, "state width (also the input width)" },
 	{ "classes", 256, 1, 1u << 22, "outputs of the head per time step" },
-	{ "iters", 1, 1, 10000, "training steps" },
+	{ "iters", 3, 1, 10000, "training steps" },
 };
 
 const struct tg_family tg_family_lstm = {

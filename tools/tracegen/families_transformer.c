@@ -5,8 +5,9 @@
  *
  * Buffers: parameters (token and position embeddings, per block ln1, qkv,
  * proj, ln2, fc1, fc2 with their biases, the final norm; the output head is
- * tied to the token embedding) and Adam's two moments start on the host and
- * stay live. Per step: token and target ids (host), activations (written in
+ * tied to the token embedding) start on the host and stay live; Adam's two
+ * moments are created on the device by the first step, which writes them,
+ * and updated by the others (optimizer.c: the first iteration differs). Per step: token and target ids (host), activations (written in
  * forward, kept until the backward kernel that last reads them, then freed),
  * gradients (written in backward, freed after Adam reads them). The
  * attention scores are freed after the softmax (backward needs only the
@@ -54,8 +55,8 @@ static uint32_t param(struct tg_builder *b, struct model *m, uint64_t elems, con
 
 	p->elems = elems;
 	p->p = tg_buffer(b, bytes, TG_HOST | TG_KEEP, "param", "%s.%llu", label, layer);
-	p->m = tg_buffer(b, bytes, TG_HOST | TG_KEEP, "state", "%s.%llu.m", label, layer);
-	p->v = tg_buffer(b, bytes, TG_HOST | TG_KEEP, "state", "%s.%llu.v", label, layer);
+	p->m = tg_optim_state(b, bytes, label, layer, "m");
+	p->v = tg_optim_state(b, bytes, label, layer, "v");
 	return p->p;
 }
 
@@ -107,7 +108,7 @@ struct saved {
 	uint32_t x, ln1, qkv, probs, attn, x1, ln2, h, g;
 };
 
-static void step(struct tg_builder *b, struct model *m)
+static void step(struct tg_builder *b, struct model *m, int first)
 {
 	uint64_t T = m->tokens, H = m->hidden, S = m->seq, B = m->batch;
 	uint64_t TH = tg_mul(b, T, H), att = tg_mul(b, tg_mul(b, tg_mul(b, B, m->heads), S), S);
@@ -228,8 +229,8 @@ static void step(struct tg_builder *b, struct model *m)
 	for (size_t i = 0; i < m->nparams && !b->failed; i++) {
 		const struct param *p = &m->params[i];
 
-		tg_kernel(b, "adam", tg_mul(b, 12, p->elems), TG_L(p->grad), NULL,
-			  TG_L(p->p, p->m, p->v));
+		tg_optim_step(b, "adam", tg_mul(b, 12, p->elems), p->grad, p->p,
+			      (const uint32_t[]){ p->m, p->v }, 2, first);
 	}
 	free(sv);
 }
@@ -274,7 +275,7 @@ static void gen_transformer(struct tg_builder *b, const struct tg_settings *s)
 	m.lnf = param(b, &m, tg_mul(b, 2, m.hidden), "lnf", 0);
 	for (uint64_t it = 0; it < iters && !b->failed; it++) {
 		tg_iteration(b, it);
-		step(b, &m);
+		step(b, &m, it == 0);
 	}
 out:
 	free(m.params);
@@ -288,7 +289,7 @@ static const struct tg_param p_transformer[] = {
 	{ "seq", 1024, 1, 1u << 20, "tokens per sequence" },
 	{ "batch", 4, 1, 1u << 16, "sequences per step" },
 	{ "vocab", 50304, 1, 1u << 22, "vocabulary (tied embedding and output head)" },
-	{ "iters", 1, 1, 10000, "training steps" },
+	{ "iters", 3, 1, 10000, "training steps" },
 };
 
 const struct tg_family tg_family_transformer = {

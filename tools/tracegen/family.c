@@ -12,7 +12,7 @@
 
 const struct tg_family *const tg_families[] = {
 	&tg_family_cholesky,  &tg_family_lu,	      &tg_family_gemm, &tg_family_stencil2d,
-	&tg_family_stencil3d, &tg_family_transformer, &tg_family_lstm,
+	&tg_family_stencil3d, &tg_family_transformer, &tg_family_lstm, &tg_family_cnn,
 };
 const unsigned tg_nfamilies = sizeof(tg_families) / sizeof(tg_families[0]);
 

@@ -61,8 +61,20 @@ uint64_t tg_get(const struct tg_settings *s, const char *name);
  * in err (parameters that do not fit together, overflow, I/O). */
 int tg_generate(const struct tg_settings *s, FILE *out, char *err, size_t errlen);
 
+/* Optimizer state of a training family's parameter (optimizer.c): kept to
+ * the end, created on the device by the first step, labelled
+ * LABEL.LAYER.WHICH. */
+uint32_t tg_optim_state(struct tg_builder *b, uint64_t bytes, const char *label,
+			unsigned long long layer, const char *which);
+/* One optimizer kernel for a parameter: reads its gradient, updates the
+ * parameter, and writes its nstate state buffers at the first step (first
+ * non-zero), updates them at the others. */
+void tg_optim_step(struct tg_builder *b, const char *name, uint64_t flops, uint32_t grad,
+		   uint32_t param, const uint32_t *state, unsigned nstate, int first);
+
 /* The families, in families_*.c. */
 extern const struct tg_family tg_family_cholesky, tg_family_lu, tg_family_gemm,
-	tg_family_stencil2d, tg_family_stencil3d, tg_family_transformer, tg_family_lstm;
+	tg_family_stencil2d, tg_family_stencil3d, tg_family_transformer, tg_family_lstm,
+	tg_family_cnn;
 
 #endif /* DAO_TRACEGEN_FAMILY_H */

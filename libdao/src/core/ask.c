@@ -28,6 +28,7 @@ dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
 		.flops_per_s = r->flops_per_s,
 		.mem_bytes_per_s = r->mem_bytes_per_s,
 		.launch_ns = r->launch_ns,
+		.modeled = !d->be->holds_data, /* the simulator */
 	};
 	struct policy_use *uses = NULL;
 	void *state = NULL;

@@ -33,7 +33,9 @@
  *   policy/   policy.h (what a policy decides, from which facts), policy.c
  *             (the table { id, name, ops } of the policies: the one list
  *             of them and their names), one file per policy: dao.c,
- *             belady.c, lru.c, fifo.c; prefetch.c (answers they share)
+ *             belady.c, lru.c, fifo.c, plan.c (plan.h: its counts);
+ *             plan_build.c (the plan policy's recorder and planner);
+ *             prefetch.c (answers they share)
  *   backend/  backend.h (what the executor asks of a device), backends.c
  *             (the table { kind, name, create }: the one list of backends
  *             and their names), budget.c (a budget below a backend's

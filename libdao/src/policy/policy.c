@@ -16,6 +16,7 @@ static const struct dao_policy_entry policies[] = {
 	{ DAO_POLICY_BELADY, "belady", &policy_belady },
 	{ DAO_POLICY_LRU, "lru", &policy_lru },
 	{ DAO_POLICY_FIFO, "fifo", &policy_fifo },
+	{ DAO_POLICY_PLAN, "plan", &policy_plan },
 };
 
 const struct dao_policy_entry *policy_entry(dao_policy p)

@@ -3,7 +3,7 @@
  * policy.h - what a policy decides, and the facts core hands it to decide.
  *
  * A policy is an ops table (struct dao_policy_ops) in a file of its own
- * (dao.c, belady.c, lru.c, fifo.c) and a row { id, name, ops } of the table
+ * (dao.c, belady.c, lru.c, fifo.c, plan.c) and a row { id, name, ops } of the table
  * of policies (policy.c). Core keeps the mechanics (the access-pattern
  * table, the victim heaps, modeled time, the copies) and asks the device's
  * policy where a decision is made; it never tests which policy runs. This
@@ -167,6 +167,11 @@ struct policy_device {
 	uint32_t lookahead;
 	double h2d_bytes_per_s, d2h_bytes_per_s, flops_per_s, mem_bytes_per_s;
 	uint64_t launch_ns;
+	/* The device is a model whose clock the executor drives (the
+	 * simulator): work a policy would do in the background takes none of
+	 * its time, so the policy does it at once, and the run is the same
+	 * every time. */
+	bool modeled;
 };
 
 /* An iteration mark (dao_iteration) reached by the executor. */
@@ -232,7 +237,7 @@ struct dao_policy_ops {
 };
 
 /* The policies, one file each. */
-extern const struct dao_policy_ops policy_dao, policy_belady, policy_lru, policy_fifo;
+extern const struct dao_policy_ops policy_dao, policy_belady, policy_lru, policy_fifo, policy_plan;
 
 /* What several policies share (prefetch.c). fetch_now: rule 3, at most
  * max(budget / 64, 3 x the buffer) bytes fetched ahead of their kernels

@@ -104,6 +104,7 @@ extern const struct bound bound_time_indexed;  /* time_bound.c */
 extern const struct bound bound_larger;        /* largest.c */
 extern const struct bound bound_segment_cut;   /* segment_cut.c */
 extern const struct bound bound_largest;       /* largest.c */
+extern const struct bound bound_plan;          /* plan.c */
 
 /* The table (bounds.c): the order they are solved and reported in. */
 #define BOUND_TABLE_MAX 16

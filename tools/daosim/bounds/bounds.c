@@ -17,6 +17,7 @@ const struct bound *const bound_table[] = {
 	&bound_larger,
 	&bound_segment_cut,
 	&bound_largest,
+	&bound_plan,
 };
 
 const size_t bound_count = sizeof(bound_table) / sizeof(bound_table[0]);

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.c - the policy that follows last iteration's plan
+ * (Documentation/design.md, "The plan policy").
+ *
+ * A job that calls dao_iteration repeats itself: once it has run one
+ * iteration, the whole of the next is known. The queued hook records the
+ * ops of the device's stream; at each iteration mark the iteration that
+ * just ended goes to a thread of this policy's own, which builds the plan
+ * (plan_build.c: every buffer's uses across the iteration) within a CPU
+ * time limit, off the executor's path. At the next mark the newest plan
+ * built is followed: each op entering the access-pattern table is checked
+ * against it (the same offset, kind, records, space and modes), and while
+ * all agree a record whose next use the window does not hold is keyed by
+ * the plan's next use, in this iteration or the next, instead of core's
+ * guess (the same offset as its first use of this iteration, one
+ * iteration on; unknown for a buffer the iteration creates). Everything
+ * else (dirty data apart, prefetch, fetch room, cleaning ahead) is dao's.
+ *
+ * The plan is never waited for: until one is built the policy is dao, and
+ * it is dao again from the first op that departs from the plan to the next
+ * mark (counted in plan_counts), asking core to re-rank at once.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/plan.h"
+#include "policy/plan_build.h"
+#include "policy/policy.h"
+
+/* A recorded iteration holds at most this many uses (about 24 MiB); a
+ * stream that grows past it without a mark is not recorded any more. */
+#define PLAN_MAX_USES (UINT64_C(1) << 20)
+/* CPU seconds a plan may take to build (it is linear in the uses: well
+ * under a second at the cap). */
+#define PLAN_CPU_LIMIT_S 10.0
+
+struct plan_state {
+	/* The executor's side, under the device's mutex. */
+	struct plan_record rec;   /* the ops queued since the last mark (and ahead of it) */
+	uint64_t *max_before;     /* per op of rec: the largest id named before it */
+	size_t cap_max_before;
+	uint64_t max_id;          /* the largest id any op named */
+	bool have_mark, recording;
+	uint64_t mark_seq;        /* the last mark's */
+	uint64_t mark_max_id;     /* the largest id named before it */
+	struct plan *follow;      /* followed since the last mark; NULL: none */
+	bool departed;            /* from follow, since the last mark */
+	size_t cursor;            /* follow's next op expected */
+	uint64_t *bound;          /* per buffer of follow it created: the record now (0: none yet) */
+	struct plan_map fresh;    /* those records -> buffer */
+	struct plan_counts counts;
+
+	/* The planner's side, under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t thread;
+	bool modeled; /* build at the mark (policy_device.modeled): no thread */
+	bool stop, job_pending;
+	struct plan_record job;
+	size_t job_nops;
+	uint64_t job_start, job_len, job_max_id;
+	struct plan *ready;       /* the newest plan built, not yet followed */
+	uint64_t built, late;
+};
+
+/* Build the pending job (called with lock held; drops it meanwhile). */
+static void build_job(struct plan_state *s)
+{
+	struct plan_record job = s->job;
+	size_t nops = s->job_nops;
+	uint64_t start = s->job_start, len = s->job_len, max_id = s->job_max_id;
+	struct plan *p = NULL;
+	dao_status st;
+
+	memset(&s->job, 0, sizeof(s->job));
+	s->job_pending = false;
+	pthread_mutex_unlock(&s->lock);
+	st = plan_build(&job, nops, start, len, max_id, PLAN_CPU_LIMIT_S, &p);
+	plan_record_free(&job);
+	pthread_mutex_lock(&s->lock);
+	if (st == DAO_OK) {
+		plan_free(s->ready);
+		s->ready = p;
+		s->built++;
+	} else {
+		s->late++;
+	}
+}
+
+static void *planner_main(void *arg)
+{
+	struct plan_state *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (!s->stop && !s->job_pending)
+			pthread_cond_wait(&s->wake, &s->lock);
+		if (s->stop)
+			break;
+		build_job(s);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+static dao_status plan_create(const struct policy_device *dev, void **state)
+{
+	struct plan_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return DAO_ERR_NOMEM;
+	s->recording = true;
+	s->modeled = dev->modeled;
+	if (pthread_mutex_init(&s->lock, NULL)) {
+		free(s);
+		return DAO_ERR_NOMEM;
+	}
+	if (pthread_cond_init(&s->wake, NULL)) {
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return DAO_ERR_NOMEM;
+	}
+	if (!s->modeled && pthread_create(&s->thread, NULL, planner_main, s)) {
+		pthread_cond_destroy(&s->wake);
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return DAO_ERR_NOMEM;
+	}
+	*state = s;
+	return DAO_OK;
+}
+
+static void stop_following(struct plan_state *s)
+{
+	plan_free(s->follow);
+	s->follow = NULL;
+	free(s->bound);
+	s->bound = NULL;
+	plan_map_free(&s->fresh);
+}
+
+static void plan_destroy(void *state)
+{
+	struct plan_state *s = state;
+
+	if (!s->modeled) {
+		pthread_mutex_lock(&s->lock);
+		s->stop = true;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->thread, NULL);
+	}
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	stop_following(s);
+	plan_free(s->ready);
+	plan_record_free(&s->job);
+	plan_record_free(&s->rec);
+	free(s->max_before);
+	free(s);
+}
+
+static void stop_recording(struct plan_state *s)
+{
+	s->recording = false;
+	plan_record_free(&s->rec);
+	free(s->max_before);
+	s->max_before = NULL;
+	s->cap_max_before = 0;
+}
+
+/* Whether op (of the iteration followed) agrees with the plan; advances
+ * the cursor and binds the records the iteration creates. */
+static bool agrees(struct plan_state *s, uint64_t seq, enum policy_op_kind kind, uint32_t n,
+		   const struct policy_use *uses)
+{
+	const struct plan *p = s->follow;
+	const struct plan_op *o;
+
+	if (s->cursor >= p->nops)
+		return false;
+	o = &p->ops[s->cursor];
+	if (o->seq != seq - s->mark_seq || o->kind != kind || o->n != n)
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t e = o->first + i, b = p->canon[e], had;
+
+		if (uses[i].bytes != p->bytes[e] || (uint8_t)uses[i].mode != p->mode[e])
+			return false;
+		if (p->persistent[b]) {
+			if (uses[i].id != p->buf_id[b])
+				return false;
+		} else if (s->bound[b]) {
+			if (uses[i].id != s->bound[b])
+				return false;
+		} else {
+			/* New in this iteration, and no other buffer's. */
+			if (uses[i].id <= s->mark_max_id ||
+			    !plan_map_put(&s->fresh, uses[i].id, b, &had))
+				return false;
+			s->bound[b] = uses[i].id;
+		}
+	}
+	s->cursor++;
+	return true;
+}
+
+/* Check one recorded op of the iteration followed; on the first that
+ * departs, fall back to dao until the next mark. */
+static enum policy_after check(struct plan_state *s, const struct plan_op *op,
+			       const struct policy_use *uses)
+{
+	uint64_t off = op->seq - s->mark_seq;
+
+	if (!s->follow || s->departed || off > s->follow->len)
+		return POLICY_CONTINUE; /* a later iteration's: checked at its mark */
+	/* At len the next mark is due: an op there is one more than the plan's. */
+	if (off < s->follow->len && agrees(s, op->seq, op->kind, op->n, uses))
+		return POLICY_CONTINUE;
+	s->departed = true;
+	s->counts.departures++;
+	return POLICY_RERANK;
+}
+
+static enum policy_after plan_queued(void *state, const struct policy_op *op)
+{
+	struct plan_state *s = state;
+	uint64_t before = s->max_id;
+	dao_status st;
+
+	for (uint32_t i = 0; i < op->nuses; i++)
+		if (op->uses[i].id > s->max_id)
+			s->max_id = op->uses[i].id;
+	if (!s->recording)
+		return POLICY_CONTINUE;
+	st = plan_record_add(&s->rec, op, PLAN_MAX_USES);
+	if (st == DAO_OK && s->rec.nops > s->cap_max_before) {
+		size_t ncap = s->rec.capops;
+		uint64_t *p = realloc(s->max_before, ncap * sizeof(*p));
+
+		if (!p) {
+			st = DAO_ERR_NOMEM;
+		} else {
+			s->max_before = p;
+			s->cap_max_before = ncap;
+		}
+	}
+	if (st != DAO_OK) {
+		/* No room for the iteration: dao from here on. */
+		stop_recording(s);
+		if (s->follow && !s->departed) {
+			s->departed = true;
+			s->counts.departures++;
+			return POLICY_RERANK;
+		}
+		return POLICY_CONTINUE;
+	}
+	s->max_before[s->rec.nops - 1] = before;
+	return check(s, &s->rec.ops[s->rec.nops - 1], s->rec.uses + s->rec.ops[s->rec.nops - 1].first);
+}
+
+/* Forget rec's first k ops. */
+static void drop_front(struct plan_state *s, size_t k)
+{
+	plan_record_drop_front(&s->rec, k);
+	memmove(s->max_before, s->max_before + k, s->rec.nops * sizeof(*s->max_before));
+}
+
+/* The first op of rec after seq. */
+static size_t first_after(const struct plan_record *r, uint64_t seq)
+{
+	size_t lo = 0, hi = r->nops;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->ops[mid].seq <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Hand the iteration that ended at mark m (rec's first k ops) to the
+ * planner, keeping the ops after it in rec. The planner gets rec's
+ * arrays; the ops after the mark (at most the window) are copied. */
+static void hand_off(struct plan_state *s, const struct policy_mark *m, size_t k)
+{
+	struct plan_record rest = { 0 };
+	bool ok = true;
+
+	for (size_t i = k; i < s->rec.nops && ok; i++) {
+		const struct plan_op *o = &s->rec.ops[i];
+		struct policy_op op = { .seq = o->seq, .kind = o->kind, .nuses = o->n,
+					.uses = s->rec.uses + o->first };
+
+		ok = plan_record_add(&rest, &op, PLAN_MAX_USES) == DAO_OK;
+	}
+	if (!ok) {
+		plan_record_free(&rest);
+		stop_recording(s);
+		return;
+	}
+	memmove(s->max_before, s->max_before + k, (s->rec.nops - k) * sizeof(*s->max_before));
+	s->rec.nops = k;
+	s->rec.nuses = k ? s->rec.ops[k - 1].first + s->rec.ops[k - 1].n : 0;
+	pthread_mutex_lock(&s->lock);
+	plan_record_free(&s->job); /* one not yet started: the newer one replaces it */
+	s->job = s->rec;
+	s->job_nops = k;
+	s->job_start = s->mark_seq;
+	s->job_len = m->seq - s->mark_seq;
+	s->job_max_id = s->mark_max_id;
+	s->job_pending = true;
+	if (s->modeled)
+		build_job(s);
+	else
+		pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	s->rec = rest;
+}
+
+/* Follow plan p from mark m: the ops already recorded after it are
+ * checked now. */
+static enum policy_after adopt(struct plan_state *s, struct plan *p)
+{
+	enum policy_after after = POLICY_RERANK;
+
+	stop_following(s);
+	s->follow = p;
+	s->departed = false;
+	s->cursor = 0;
+	s->bound = calloc(p->nbufs ? p->nbufs : 1, sizeof(*s->bound));
+	if (!s->bound || plan_map_init(&s->fresh, p->nbufs)) {
+		stop_following(s);
+		return POLICY_RERANK;
+	}
+	for (size_t i = 0; i < s->rec.nops && !s->departed; i++)
+		check(s, &s->rec.ops[i], s->rec.uses + s->rec.ops[i].first);
+	return after;
+}
+
+static enum policy_after plan_iteration(void *state, const struct policy_mark *m)
+{
+	struct plan_state *s = state;
+	enum policy_after after = POLICY_CONTINUE;
+	size_t k = first_after(&s->rec, m->seq);
+	uint64_t max_before = k < s->rec.nops ? s->max_before[k] : s->max_id;
+	struct plan *p;
+
+	if (s->follow) {
+		if (!s->departed && (s->cursor != s->follow->nops || m->seq - s->mark_seq != s->follow->len))
+			s->counts.departures++;
+		else if (!s->departed)
+			s->counts.followed++;
+		stop_following(s);
+		after = POLICY_RERANK;
+	}
+	if (s->recording) {
+		if (s->have_mark)
+			hand_off(s, m, k);
+		else /* what came before the first mark is no iteration */
+			drop_front(s, k);
+	}
+	s->have_mark = true;
+	s->mark_seq = m->seq;
+	s->mark_max_id = max_before;
+	pthread_mutex_lock(&s->lock);
+	p = s->ready;
+	s->ready = NULL;
+	s->counts.built = s->built;
+	s->counts.late = s->late;
+	pthread_mutex_unlock(&s->lock);
+	if (p && s->recording)
+		after = adopt(s, p);
+	else
+		plan_free(p);
+	return after;
+}
+
+/* dao's key, or the plan's next use where the window holds none. */
+static struct policy_rank plan_rank(void *state, const struct policy_rec *r)
+{
+	const struct plan_state *s = state;
+	struct policy_rank k = policy_dao.rank(NULL, r);
+	const struct plan *p = s->follow;
+	uint64_t at, next;
+	uint32_t b;
+
+	if (!p || s->departed || (r->next_use != POLICY_USE_UNKNOWN && !r->predicted))
+		return k;
+	if (!plan_map_get(&p->persistent_ids, r->id, &b) && !plan_map_get(&s->fresh, r->id, &b))
+		return k;
+	at = r->last_use > s->mark_seq ? r->last_use - s->mark_seq : 0;
+	next = plan_next_use(p, b, at);
+	if (next != UINT64_MAX) {
+		k.key = s->mark_seq + next;
+	} else if (p->persistent[b] && (next = plan_next_use(p, b, 0)) != UINT64_MAX) {
+		k.key = s->mark_seq + p->len + next;
+	}
+	return k;
+}
+
+void policy_plan_counts(void *state, struct plan_counts *out)
+{
+	struct plan_state *s = state;
+
+	*out = s->counts;
+	pthread_mutex_lock(&s->lock);
+	out->built = s->built;
+	out->late = s->late;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The rest is dao's (its state is none). */
+static bool plan_pick_apart(void *state, uint64_t apart_key, uint64_t key, uint64_t now)
+{
+	return policy_dao.pick_apart(NULL, apart_key, key, now);
+}
+
+static bool plan_fetch_now(void *state, const struct policy_fetch *f)
+{
+	return policy_dao.fetch_now(NULL, f);
+}
+
+static uint64_t plan_fetch_room(void *state, struct policy_fetch_room *q)
+{
+	return policy_dao.fetch_room(NULL, q);
+}
+
+static bool plan_clean(void *state, struct policy_clean *c)
+{
+	return policy_dao.clean(NULL, c);
+}
+
+const struct dao_policy_ops policy_plan = {
+	.create = plan_create,
+	.destroy = plan_destroy,
+	.rank = plan_rank,
+	.pick_apart = plan_pick_apart,
+	.fetch_now = plan_fetch_now,
+	.fetch_room = plan_fetch_room,
+	.clean = plan_clean,
+	.iteration = plan_iteration,
+	.queued = plan_queued,
+};

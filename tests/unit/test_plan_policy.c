@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_plan_policy.c - the plan policy (libdao/src/policy/plan.c) through
+ * its ops, as core calls them: an iteration recorded, the plan built (at
+ * the mark on a modeled device, in the policy's thread otherwise) and
+ * followed in the next iteration, a record keyed by the plan's next use
+ * where the window holds none, the counts, and each kind of departure
+ * (another size, another buffer, an op more) falling back to dao's keys
+ * at once. The property tests (test_property) run it on the host backend
+ * against the plain interpreter.
+ */
+#include <sched.h>
+#include <string.h>
+
+#include "policy/plan.h"
+#include "policy/policy.h"
+#include "tap.h"
+
+#define MB (UINT64_C(1) << 20)
+
+struct job {
+	void *s;
+	enum policy_after last;
+};
+
+static enum policy_after op(struct job *j, uint64_t seq, uint32_t n, const struct policy_use *u)
+{
+	struct policy_op o = { .seq = seq, .kind = POLICY_OP_KERNEL, .flops = 1, .nuses = n,
+			       .uses = u };
+
+	return j->last = policy_plan.queued(j->s, &o);
+}
+
+static enum policy_after mark(struct job *j, uint64_t seq, uint64_t it)
+{
+	struct policy_mark m = { .seq = seq, .iteration = it };
+
+	return j->last = policy_plan.iteration(j->s, &m);
+}
+
+/*
+ * One iteration from mark `at`: the parameters 1 and 2 (named before the
+ * first mark) and a buffer `act` it creates:
+ *   at+1: 1 r, act w    at+2: act r    at+3: 2 r    at+4: 1 r
+ * act_bytes changes its size, extra adds an op at at+5.
+ */
+static void iteration(struct job *j, uint64_t at, uint64_t act, uint64_t act_bytes, bool extra)
+{
+	op(j, at + 1, 2,
+	   (struct policy_use[]){ { 1, MB, DAO_R }, { act, act_bytes, DAO_W } });
+	op(j, at + 2, 1, (struct policy_use[]){ { act, act_bytes, DAO_R } });
+	op(j, at + 3, 1, (struct policy_use[]){ { 2, MB, DAO_R } });
+	op(j, at + 4, 1, (struct policy_use[]){ { 1, MB, DAO_R } });
+	if (extra)
+		op(j, at + 5, 1, (struct policy_use[]){ { 2, MB, DAO_R } });
+}
+
+static uint64_t key(struct job *j, uint64_t id, uint64_t last_use, uint64_t next_use)
+{
+	struct policy_rec r = { .id = id, .bytes = MB, .next_use = next_use,
+				.last_use = last_use };
+
+	return policy_plan.rank(j->s, &r).key;
+}
+
+static struct plan_counts counts(struct job *j)
+{
+	struct plan_counts c;
+
+	policy_plan_counts(j->s, &c);
+	return c;
+}
+
+static void start(struct job *j, bool modeled)
+{
+	struct policy_device dev = { .budget = 64 * MB, .lookahead = 64, .h2d_bytes_per_s = 1e9,
+				     .d2h_bytes_per_s = 1e9, .flops_per_s = 1e12,
+				     .mem_bytes_per_s = 1e12, .modeled = modeled };
+
+	if (policy_plan.create(&dev, &j->s) != DAO_OK)
+		tap_bail("plan: create");
+	/* Before the loop: the parameters are named (set up). */
+	op(j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
+	mark(j, 10, 1);
+	iteration(j, 10, 100, MB, false);
+}
+
+static void test_modeled(void)
+{
+	struct job j;
+	struct plan_counts c;
+
+	start(&j, true);
+	tap_ok(key(&j, 1, 11, POLICY_USE_UNKNOWN) == policy_key_oldest_first(11),
+	       "no plan yet: dao's key");
+	tap_ok(mark(&j, 15, 2) == POLICY_RERANK && counts(&j).built == 1,
+	       "a modeled device: the plan is built at the mark, followed at once, re-ranked");
+	iteration(&j, 15, 200, MB, false);
+	tap_ok(j.last == POLICY_CONTINUE && counts(&j).departures == 0,
+	       "the next iteration follows it (a new buffer in the place of the last one's)");
+	tap_ok(key(&j, 1, 16, POLICY_USE_UNKNOWN) == 19,
+	       "a parameter the window holds no use of: keyed by its next use in the plan");
+	tap_ok(key(&j, 1, 19, POLICY_USE_UNKNOWN) == 21,
+	       "after its last use of the iteration: its first of the next one");
+	tap_ok(key(&j, 1, 19, 30) == 30 && key(&j, 1, 19, POLICY_USE_DEAD) == POLICY_KEY_DEAD,
+	       "a use the window holds, and dead data, keep dao's key");
+	tap_ok(key(&j, 200, 16, POLICY_USE_UNKNOWN) == 17,
+	       "a buffer this iteration created: matched by its place, keyed by the plan");
+	tap_ok(key(&j, 100, 11, POLICY_USE_UNKNOWN) == policy_key_oldest_first(11),
+	       "last iteration's buffer is not in this one's plan: dao's key");
+	mark(&j, 20, 3);
+	c = counts(&j);
+	tap_ok(c.followed == 1 && c.built == 2, "the iteration followed its plan to the end");
+
+	/* Another size. */
+	iteration(&j, 20, 300, 2 * MB, false);
+	c = counts(&j);
+	tap_ok(c.departures == 1 && key(&j, 1, 21, POLICY_USE_UNKNOWN) == policy_key_oldest_first(21),
+	       "a buffer of another size departs: counted, dao's keys at once");
+	mark(&j, 25, 4);
+	c = counts(&j);
+	tap_ok(c.followed == 1 && c.departures == 1, "and the iteration is not counted as followed");
+
+	/* The plan of that iteration (another size) is followed next; another
+	 * buffer where a parameter was departs. */
+	op(&j, 26, 2, (struct policy_use[]){ { 7, MB, DAO_R }, { 400, 2 * MB, DAO_W } });
+	tap_ok(j.last == POLICY_RERANK && counts(&j).departures == 2,
+	       "another record in a parameter's place departs, and asks for a re-rank");
+	policy_plan.destroy(j.s);
+}
+
+static void test_extra_op(void)
+{
+	struct job j;
+
+	start(&j, true);
+	mark(&j, 15, 2);
+	iteration(&j, 15, 200, MB, true); /* an op more, at 15 + 5: the mark's place */
+	tap_ok(counts(&j).departures == 1 && j.last == POLICY_RERANK,
+	       "a kernel more than the plan has departs");
+	mark(&j, 21, 3);
+	iteration(&j, 21, 300, MB, false); /* the plan of the longer iteration: one op fewer */
+	mark(&j, 26, 4);
+	tap_ok(counts(&j).departures == 2 && counts(&j).followed == 0,
+	       "a kernel fewer departs at the mark");
+	policy_plan.destroy(j.s);
+}
+
+static void test_thread(void)
+{
+	struct job j;
+	struct plan_counts c;
+
+	start(&j, false);
+	tap_ok(mark(&j, 15, 2) == POLICY_CONTINUE,
+	       "a real device: the mark does not wait for the plan");
+	iteration(&j, 15, 200, MB, false);
+	tap_ok(key(&j, 1, 16, POLICY_USE_UNKNOWN) == policy_key_oldest_first(16),
+	       "while it is built: dao's keys");
+	do {
+		sched_yield();
+		c = counts(&j);
+	} while (!c.built && !c.late);
+	tap_ok(c.built == 1 && c.late == 0, "the policy's thread builds it");
+	tap_ok(mark(&j, 20, 3) == POLICY_RERANK, "followed from the next mark");
+	iteration(&j, 20, 300, MB, false);
+	tap_ok(key(&j, 1, 21, POLICY_USE_UNKNOWN) == 24 && counts(&j).departures == 0,
+	       "its next uses key the records");
+	/* Destroyed with a build queued (iteration 3's): joined, nothing left. */
+	mark(&j, 25, 4);
+	policy_plan.destroy(j.s);
+	tap_ok(1, "destroyed with a plan pending");
+}
+
+int main(void)
+{
+	tap_ok(policy_named("plan") && policy_named("plan")->ops == &policy_plan &&
+		       policy_entry(DAO_POLICY_PLAN)->ops == &policy_plan,
+	       "plan is a row of the table of policies");
+	test_modeled();
+	test_extra_op();
+	test_thread();
+	tap_plan_done();
+	return tap_exit();
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.c - the planned schedule: an upper bound on the optimal modeled
+ * time (Documentation/daosim.md, "The planned schedule").
+ *
+ * The planner searches among complete schedules that libdao's executor
+ * produces: each policy of the table of policies (dao_policy 1, 2, ...
+ * until dao_policy_name says "unknown", so a policy added to libdao is a
+ * candidate without a change here), with each of two windows, replays the
+ * trace on the same device model as daosim's runs, and the fastest
+ * schedule is kept. Every
+ * candidate is checked on its own timeline (plan_check.c) before it
+ * counts: the budget at every kernel, one operation at a time on each
+ * copy engine, every kernel with the operands and the duration the trace
+ * gives it, the copies the statistics count. The figure is the modeled
+ * end of a schedule that was replayed and checked, so no optimum is
+ * slower; it is an upper bound whenever at least one candidate finished,
+ * also when the CPU-time limit stopped the search early.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bound.h"
+#include "plan_check.h"
+#include "../replay.h"
+
+/* The windows a candidate runs with: the most kernels libdao lets a job
+ * run ahead (DAO_MAX_LOOKAHEAD, daosim's default: the whole trace), and
+ * libdao's default (64), whose later decisions are sometimes the faster
+ * schedule. */
+static const uint32_t plan_windows[] = { 65536, 64 };
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char *err,
+			     size_t errlen)
+{
+	double start = cpu_s();
+	uint64_t best = UINT64_MAX;
+
+	for (size_t w = 0; w < sizeof(plan_windows) / sizeof(plan_windows[0]); w++) {
+		for (dao_policy p = 1; strcmp(dao_policy_name(p), "unknown"); p++) {
+			struct replay_opts o = { .policy = p, .lookahead = plan_windows[w],
+						 .budget = in->budget };
+			struct replay_result r;
+			dao_status st;
+
+			if (in->cpu_limit_s > 0 && best != UINT64_MAX &&
+			    cpu_s() - start > in->cpu_limit_s)
+				goto done; /* what was found stands: a checked schedule */
+			st = replay_sim(in->trace, in->profile, &o, in->model, 1, &r);
+			if (st) {
+				snprintf(err, errlen, "policy %s: %s", dao_policy_name(p), r.err);
+				return st;
+			}
+			st = plan_check(in, &r, err, errlen);
+			if (!st && r.sim.end_ns < best)
+				best = r.sim.end_ns;
+			replay_result_free(&r);
+			if (st)
+				return st;
+		}
+	}
+done:
+	if (best == UINT64_MAX) {
+		snprintf(err, errlen, "no schedule within %g CPU seconds", in->cpu_limit_s);
+		return DAO_ERR_RANGE;
+	}
+	*value = best;
+	return DAO_OK;
+}
+
+const struct bound bound_plan = {
+	.name = "planned schedule",
+	.of = BOUND_TIME_NS,
+	.side = BOUND_UPPER,
+	.solve = plan_solve,
+	.json = "plan_ns",
+	.json_ratio = "time_ratio_to_plan",
+	.text_line = "",
+	.column = "time/plan",
+	.limit_option = "plan-limit",
+	.limit_default_s = 10,
+	.limit_help = "CPU seconds the planner may take",
+};
