@@ -8,11 +8,14 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/node_memory.h"
+#include "core/lock.h"
 #include "core/record.h"
 #include "api/enter.h"
 
 /* Count bytes into the host budget, unless they do not fit: one atomic
- * step, so racing creates never commit more than the budget together. */
+ * step, so racing creates never commit more than the budget together.
+ * *committed gets the total with them, or without them when they do not fit. */
 static bool host_reserve(struct device *d, uint64_t bytes, uint64_t *committed)
 {
 	uint64_t cur = __atomic_load_n(&d->host_committed, __ATOMIC_RELAXED);
@@ -24,7 +27,46 @@ static bool host_reserve(struct device *d, uint64_t bytes, uint64_t *committed)
 		}
 	} while (!__atomic_compare_exchange_n(&d->host_committed, &cur, cur + bytes, true,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*committed = cur + bytes;
 	return true;
+}
+
+/*
+ * The node's side of the host budget (dao.h): the live buffers with this
+ * one must be backed by the host copies libdao holds plus what the node has
+ * available now, counting what each costs beyond its bytes
+ * (node_memory_backs). The node is read only when the committed bytes pass
+ * what its last reading allowed (d->host_room), so creates cost nothing
+ * more until the job nears what the node can give.
+ */
+static dao_status host_room_check(struct ctx *c, uint64_t committed, uint64_t bytes, bool locked)
+{
+	struct device *d = c->dev;
+	struct node_memory nm;
+	uint64_t held, buffers, room;
+
+	if (committed <= __atomic_load_n(&d->host_room, __ATOMIC_RELAXED))
+		return DAO_OK;
+	/* Held before available: a host copy made in between is in neither,
+	 * which errs on the side of the node. */
+	if (!locked)
+		ctx_lock_device(c);
+	held = d->stats.host_bytes;
+	buffers = d->stats.live_buffers + 1;
+	if (!locked)
+		dev_unlock(d);
+	node_memory_read(&nm);
+	room = node_memory_backs(nm.available > UINT64_MAX - held ? UINT64_MAX : held + nm.available,
+				 buffers);
+	__atomic_store_n(&d->host_room, room, __ATOMIC_RELAXED);
+	if (committed <= room)
+		return DAO_OK;
+	dao_err("the node cannot back a buffer of %llu bytes: %llu live buffers would need %llu "
+		"bytes of host memory; libdao holds %llu and the node has %llu more available (%s)",
+		(unsigned long long)bytes, (unsigned long long)buffers,
+		(unsigned long long)committed, (unsigned long long)held,
+		(unsigned long long)nm.available, nm.available_by);
+	return DAO_ERR_HOST_BUDGET;
 }
 
 /*
@@ -65,6 +107,8 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 			(unsigned long long)d->host_budget, (unsigned long long)committed,
 			(unsigned long long)bytes);
 		st = DAO_ERR_HOST_BUDGET;
+	} else if ((st = host_room_check(c, committed, bytes, locked)) != DAO_OK) {
+		__atomic_fetch_sub(&d->host_committed, bytes, __ATOMIC_RELAXED);
 	} else {
 		pthread_mutex_lock(&c->slot_mu);
 		if (slot_table_full(c) && !locked) {

@@ -51,7 +51,9 @@
  *             (libdao-sim.a only)
  *     |
  *   base/     log.c, status.c (names of statuses),
- *             fence.h (engines and fences)
+ *             fence.h (engines and fences), node_memory.c (what host
+ *             memory the node can give the process: the host budget's
+ *             bound)
  */
 #ifndef DAO_CORE_H
 #define DAO_CORE_H

@@ -337,6 +337,10 @@ struct device {
 	uint64_t host_budget;
 	/* Bytes of live owning buffers: atomic, creates add without dev->mu. */
 	uint64_t host_committed;
+	/* Committed bytes the node could back at its last reading: host
+	 * copies libdao held then plus what the node had available
+	 * (api/buffers.c); UINT64_MAX when the backend keeps no data. Atomic. */
+	uint64_t host_room;
 	bool shared;
 	uint32_t nctx;
 	uint32_t serial; /* registry bookkeeping */
