@@ -39,7 +39,7 @@ done
 # was built with CUDA). DAO_GCOV=DIR (coverage-cuda-vm): a coverage build
 # writes its .gcda files under DIR, printed in hex at the end.
 [ -n "${DAO_GCOV:-}" ] && export GCOV_PREFIX=$DAO_GCOV
-for t in /tests/libdao_job /tests/libdao_cuda_job; do
+for t in /tests/libdao_*; do
 	[ -x "$t" ] || continue
 	name=${t##*/}
 	echo "DAO-KCHECK: run $name"

@@ -35,15 +35,17 @@ static bool host_reserve(struct device *d, uint64_t bytes, uint64_t *committed)
  * The node's side of the host budget (dao.h): the live buffers with this
  * one must be backed by the host copies libdao holds plus what the node has
  * available now, counting what each costs beyond its bytes
- * (node_memory_backs). The node is read only when the committed bytes pass
- * what its last reading allowed (d->host_room), so creates cost nothing
- * more until the job nears what the node can give.
+ * (node_memory_backs). The node is read again only when the committed
+ * bytes have used half of what the last reading left (d->host_room):
+ * creates cost nothing more until the job nears what the node can give,
+ * and memory taken outside libdao in between, up to that half, cannot
+ * carry the job past what the node has.
  */
 static dao_status host_room_check(struct ctx *c, uint64_t committed, uint64_t bytes, bool locked)
 {
 	struct device *d = c->dev;
 	struct node_memory nm;
-	uint64_t held, buffers, room;
+	uint64_t held, buffers, room, now;
 
 	if (committed <= __atomic_load_n(&d->host_room, __ATOMIC_RELAXED))
 		return DAO_OK;
@@ -58,11 +60,13 @@ static dao_status host_room_check(struct ctx *c, uint64_t committed, uint64_t by
 	node_memory_read(&nm);
 	room = node_memory_backs(nm.available > UINT64_MAX - held ? UINT64_MAX : held + nm.available,
 				 buffers);
-	__atomic_store_n(&d->host_room, room, __ATOMIC_RELAXED);
+	now = committed <= room ? committed : committed - bytes;
+	__atomic_store_n(&d->host_room, now + (room > now ? (room - now) / 2 : 0), __ATOMIC_RELAXED);
 	if (committed <= room)
 		return DAO_OK;
-	dao_err("the node cannot back a buffer of %llu bytes: %llu live buffers would need %llu "
-		"bytes of host memory; libdao holds %llu and the node has %llu more available (%s)",
+	dao_err("the node cannot back a buffer of %llu bytes: %llu live buffers of %llu bytes in "
+		"all, with their page tables and a page each, exceed the %llu bytes of host "
+		"copies libdao holds and the %llu the node has available (%s)",
 		(unsigned long long)bytes, (unsigned long long)buffers,
 		(unsigned long long)committed, (unsigned long long)held,
 		(unsigned long long)nm.available, nm.available_by);

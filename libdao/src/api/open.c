@@ -72,7 +72,8 @@ static dao_status host_budget_admit(const struct resolved_config *rc, const stru
 
 static void host_room_init(struct device *d, const struct node_memory *nm)
 {
-	d->host_room = d->be->holds_data ? node_memory_backs(nm->available, 1) : UINT64_MAX;
+	/* Half of it, as after every reading (api/buffers.c). */
+	d->host_room = d->be->holds_data ? node_memory_backs(nm->available, 1) / 2 : UINT64_MAX;
 }
 
 /* auto: cuda-explicit when a CUDA device is usable, else host; said once
