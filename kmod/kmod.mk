@@ -90,9 +90,9 @@ KTEST_LIBDAO := $(patsubst tests/kmod/%.c,$(KTEST_BIN)/%,\
 # VM has no dynamic loader; the model stays inside this test binary.
 ifeq ($(HAVE_CUDA),1)
 KTEST_CUDAMODEL_OBJS := $(patsubst tests/cudamodel/%.c,$(KTEST_BIN)/cudamodel/%.o,$(CUDAMODEL_SRCS))
-$(KTEST_BIN)/cudamodel/%.o: tests/cudamodel/%.c tests/cudamodel/model.h tests/cudamodel/cudamodel.h
+$(KTEST_BIN)/cudamodel/%.o: tests/cudamodel/%.c $(CUDAMODEL_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(call cflags,rel) $(CUDA_CFLAGS) -c -o $@ $<
+	$(CC) $(call cflags,rel) $(CUDA_CFLAGS) $(CUDAMODEL_CFLAGS) -c -o $@ $<
 
 KTEST_CUDA_JOB := $(KTEST_BIN)/libdao_cuda_job
 $(KTEST_CUDA_JOB): tests/kmod/libdao_cuda_job.c $(LIBDAO_A) $(KTEST_CUDAMODEL_OBJS) \

@@ -8,16 +8,21 @@ ifeq ($(HAVE_CUDA),1)
 # The models of cuBLAS and cuSOLVER (the calls dao-cholesky's tile kernels
 # make) are libraries of their own beside it, with the real sonames and
 # version nodes; they reach the runtime model through cudamodel_lib.h.
-CUDAMODEL_LIB_SRCS := tests/cudamodel/cublas.c tests/cudamodel/cusolver.c
-CUDAMODEL_SRCS := $(sort $(filter-out tests/cudamodel/test_%.c tests/cudamodel/um_job.c $(CUDAMODEL_LIB_SRCS),\
-                    $(wildcard tests/cudamodel/*.c)))
+# The runtime model's sources are tests/cudamodel/runtime/, one folder per
+# layer (tests/cudamodel/layers; the map is runtime/api/model.h); they
+# include each other from there, and the two headers of tests/cudamodel/
+# that tests and the library models see too.
+CUDAMODEL_SRCS := $(sort $(wildcard tests/cudamodel/runtime/*/*.c))
+CUDAMODEL_HDRS := $(wildcard tests/cudamodel/runtime/*/*.h) tests/cudamodel/cudamodel.h \
+                  tests/cudamodel/cudamodel_lib.h
+CUDAMODEL_CFLAGS := -Itests/cudamodel/runtime -Itests/cudamodel
 cudamodel_so = $(BUILD)/$(1)/cudamodel/libcudart.so.13
 cudamodel_libs = $(BUILD)/$(1)/cudamodel/libcublas.so.13 $(BUILD)/$(1)/cudamodel/libcusolver.so.12
 
 define cudamodel_variant
-$(call cudamodel_so,$(1)): $(CUDAMODEL_SRCS) tests/cudamodel/model.h tests/cudamodel/cudamodel.h tests/cudamodel/cudamodel_lib.h tests/cudamodel/libcudart.map
+$(call cudamodel_so,$(1)): $(CUDAMODEL_SRCS) $(CUDAMODEL_HDRS) tests/cudamodel/libcudart.map
 	@mkdir -p $$(@D)
-	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) -shared -Wl,-soname,libcudart.so.13 \
+	$$(CC) $$(call cflags,$(1)) $(CUDA_CFLAGS) $(CUDAMODEL_CFLAGS) -shared -Wl,-soname,libcudart.so.13 \
 		-Wl,--version-script=tests/cudamodel/libcudart.map -o $$@ $(CUDAMODEL_SRCS) \
 		$(SAN_$(1)) -pthread -ldl
 

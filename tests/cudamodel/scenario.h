@@ -14,7 +14,7 @@
 
 #include "respawn.h"
 
-#define MODEL_EXIT 66 /* the model's own exit status (model.h's CM_EXIT) */
+#define MODEL_EXIT 66 /* the model's own exit status (runtime/base/report.h's CM_EXIT) */
 #define MIB (1ull << 20)
 
 #define EXPECT(cond)                                                                 \

@@ -2,8 +2,9 @@
 # check-layers.pl ROOT LAYERS [PUBLIC_INCLUDE_DIR [MAP]] - TAP: the calls
 # and includes of the C files under ROOT run down the layers named in
 # LAYERS, no files call or include each other in a circle, and MAP (a
-# written map of the layers, libdao/src/core/core.h) names every file where
-# it lies and no file that is not there.
+# written map of the layers: libdao/src/core/core.h, the CUDA runtime
+# model's tests/cudamodel/runtime/api/model.h) names every file where it
+# lies and no file that is not there.
 #
 # LAYERS lists the folders of ROOT from the top layer to the bottom one,
 # one line per layer; folders on one line are siblings, which may not reach

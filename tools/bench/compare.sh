@@ -39,8 +39,12 @@ else
 	trap cleanup EXIT
 
 	git worktree add --detach "$tmp/base" "$base" >/dev/null
-	rm -rf "$tmp/base/tools/bench"
-	cp -r tools/bench "$tmp/base/tools/bench"
+	# Today's dao-bench, with what it includes from the other tools
+	# (tools/kinds: the names libdao gives, asked at run time).
+	for d in tools/bench tools/kinds; do
+		rm -rf "${tmp:?}/base/$d"
+		cp -r "$d" "$tmp/base/$d"
+	done
 	make -s -C "$tmp/base" -j2 build/bin/dao-bench >/dev/null
 	make -s -j2 build/bin/dao-bench >/dev/null
 

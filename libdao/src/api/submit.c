@@ -15,20 +15,11 @@
 #include "api/enter.h"
 #include "trace/trace_writer.h"
 
-dao_status dao_launch(dao_ctx ctx, dao_kernel_fn fn, void *user, const dao_operand *ops,
-		      size_t count)
-{
-	return dao_launch_named(ctx, NULL, 0, fn, user, ops, count);
-}
-
-dao_status dao_launch_named(dao_ctx h, const char *name, uint64_t flops, dao_kernel_fn fn,
-			    void *user, const dao_operand *ops, size_t count)
-{
-	return dao_launch_flags(h, name, flops, 0, fn, user, ops, count);
-}
-
-dao_status dao_launch_flags(dao_ctx h, const char *name, uint64_t flops, uint32_t flags,
-			    dao_kernel_fn fn, void *user, const dao_operand *ops, size_t count)
+/* The three launch calls, inlined into each: a job's every kernel comes
+ * through here. */
+static inline __attribute__((always_inline)) dao_status
+launch(dao_ctx h, const char *name, uint64_t flops, uint32_t flags, dao_kernel_fn fn, void *user,
+       const dao_operand *ops, size_t count)
 {
 	const struct launch l = {
 		.name = name,
@@ -58,7 +49,7 @@ dao_status dao_launch_flags(dao_ctx h, const char *name, uint64_t flops, uint32_
 		return st;
 	/* Host kernels, whose CPU work dwarfs a launch, take the locked
 	 * path. */
-	if (!flags && inbox_takes(c->dev, count, l.namelen, sched_getcpu())) {
+	if (!flags && inbox_takes(c->dev, count, l.namelen)) {
 		how = launch_through_inbox(c, &l, &st);
 		if (how == INBOX_QUEUED) {
 			ctx_leave_unlocked(c);
@@ -71,6 +62,24 @@ dao_status dao_launch_flags(dao_ctx h, const char *name, uint64_t flops, uint32_
 	st = launch_locked(c, &l);
 	ctx_leave(c);
 	return st;
+}
+
+dao_status dao_launch(dao_ctx ctx, dao_kernel_fn fn, void *user, const dao_operand *ops,
+		      size_t count)
+{
+	return launch(ctx, NULL, 0, 0, fn, user, ops, count);
+}
+
+dao_status dao_launch_named(dao_ctx ctx, const char *name, uint64_t flops, dao_kernel_fn fn,
+			    void *user, const dao_operand *ops, size_t count)
+{
+	return launch(ctx, name, flops, 0, fn, user, ops, count);
+}
+
+dao_status dao_launch_flags(dao_ctx ctx, const char *name, uint64_t flops, uint32_t flags,
+			    dao_kernel_fn fn, void *user, const dao_operand *ops, size_t count)
+{
+	return launch(ctx, name, flops, flags, fn, user, ops, count);
 }
 
 /* A blocking host access to [off, off + len) of a buffer or view. */

@@ -23,14 +23,17 @@
  *             inbox.c (the lock-free launch, the whole protocol), lock.c
  *             (the device mutex, spinning), queue.c, executor.c,
  *             residency.c (what is resident, fetches, evictions),
- *             victim.c (eviction order), horizon.c (the window's modeled
- *             time: due fetches, clean-ahead), publish.c (residency for
- *             daoctl, dao_publish.h), summary.c (DAO_SUMMARY: the figures
- *             as one line at close)
+ *             victim.c (the eviction order's heaps; the order is the
+ *             policy's), ask.c (asking the policy: its state, a
+ *             prefetch's room, cleaning ahead, its hooks), horizon.c (the
+ *             window's modeled time: due fetches, clean-ahead), publish.c
+ *             (residency for daoctl, dao_publish.h), summary.c
+ *             (DAO_SUMMARY: the figures as one line at close)
  *     |
- *   policy/   policy.c: the table { id, name, ops } of the policies (the one
- *             list of them and their names) and each one's ops (victim key,
- *             prefetch horizon, clean-ahead)
+ *   policy/   policy.h (what a policy decides, from which facts), policy.c
+ *             (the table { id, name, ops } of the policies: the one list
+ *             of them and their names), one file per policy: dao.c,
+ *             belady.c, lru.c, fifo.c; prefetch.c (answers they share)
  *   backend/  backend.h (what the executor asks of a device), backends.c
  *             (the table { kind, name, create }: the one list of backends
  *             and their names), budget.c (a budget below a backend's

@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "base/log.h"
+#include "core/ask.h"
 #include "core/device.h"
 #include "core/executor.h"
 #include "core/horizon.h"
@@ -34,6 +35,7 @@ void device_destroy(struct device *d)
 	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
 		dao_warn("writing the trace failed");
 	free(d->trace_path);
+	ask_stop(d);
 	victim_destroy(d);
 	rec_cache_destroy(d);
 	arena_destroy(&d->res.arena);
@@ -84,7 +86,6 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 	d->be = be;
 	d->kind = be->kind;
 	d->policy = rc->policy;
-	d->pol = policy_ops(rc->policy);
 	d->lookahead = rc->lookahead;
 	d->flags = rc->flags;
 	d->log_level = rc->log_level;
@@ -95,6 +96,12 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 	d->stats.budget_bytes = d->budget;
 	d->stats.host_budget_bytes = d->host_budget;
 	victim_init(d);
+	st = ask_start(d, policy_ops(rc->policy));
+	if (st != DAO_OK) {
+		dao_err("policy %s: %s", dao_policy_name(rc->policy), dao_strerror(st));
+		device_destroy(d);
+		return st;
+	}
 	if (!arena_init(&d->res.arena, be->arena_bytes, be->align, be->contiguous)) {
 		device_destroy(d);
 		return DAO_ERR_NOMEM;

@@ -18,9 +18,10 @@
  * ends: the next decision may have to take the space that kernel frees.
  * The next kernel is always due, the one after it whenever it still needs
  * bytes; farther ones only where copying, not computing, sets the pace.
- * The policy (core/residency.c) lets a due fetch evict a victim that
- * Belady's order would keep for now only when waiting for the better
- * victim (freed when its last use before k ends) would also be late.
+ * The dao policy (policy/dao.c, asked through core/ask.c) lets a due
+ * fetch evict a victim that Belady's order would keep for now only when
+ * waiting for the better victim (freed when its last use before k ends)
+ * would also be late.
  *
  * Times come from the flops each launch declared, its operand bytes and
  * the backend's rates (backend.h: struct dao_rates), as the simulator

@@ -7,6 +7,8 @@
 #ifndef DAO_CORE_INBOX_H
 #define DAO_CORE_INBOX_H
 
+#include <sched.h>
+
 #include "core/objects.h"
 
 /* At device creation: an inbox unless the device is deterministic or
@@ -28,14 +30,15 @@ static inline uint64_t *inbox_seq(const struct dev_inbox *ib, uint64_t pos)
 }
 
 /* Whether a launch of count operands named with namelen characters may go
- * through the inbox: the executor runs on another CPU (on this one the two
- * never run at once and nothing is gained, while turning a cell into an op
- * costs the executor about 200 instructions per kernel:
- * Documentation/benchmarks.md), and the launch fits a cell. */
-static inline bool inbox_takes(const struct device *d, size_t count, size_t namelen, int cpu)
+ * through the inbox: the launch fits a cell and the executor runs on
+ * another CPU (on this one the two never run at once and nothing is gained,
+ * while turning a cell into an op costs the executor about 200
+ * instructions per kernel: Documentation/benchmarks.md). The CPU is asked
+ * last, only of a launch that could go. */
+static inline bool inbox_takes(const struct device *d, size_t count, size_t namelen)
 {
 	return inbox_enabled(d) && count <= INBOX_OPERANDS && namelen < INBOX_NAME_MAX &&
-	       __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED) != cpu;
+	       __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED) != sched_getcpu();
 }
 
 enum inbox_result {

@@ -41,17 +41,19 @@ resolve(struct ctx *c, const struct launch *l, bool dev_locked, struct karg *arg
 	struct opnd *opnd, uint32_t *nopnd)
 {
 	struct device *d = c->dev;
+	const dao_operand *ops = l->ops;
+	size_t count = l->count;
 	uint64_t need = 0;
 	uint32_t n = 0;
 
 	if (dev_locked)
 		d->stamp++;
-	for (size_t i = 0; i < l->count; i++) {
-		uint8_t m = (uint8_t)l->ops[i].mode;
+	for (size_t i = 0; i < count; i++) {
+		uint8_t m = (uint8_t)ops[i].mode;
 		struct slot *s;
 		struct rec *r;
 		uint32_t j;
-		dao_status st = slot_lookup(c, l->ops[i].buf, &s);
+		dao_status st = slot_lookup(c, ops[i].buf, &s);
 
 		if (st != DAO_OK)
 			return st;

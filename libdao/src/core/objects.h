@@ -40,6 +40,7 @@ struct dao_backend;
 struct dao_pin;
 struct dao_publisher;
 struct dao_policy_ops;
+struct policy_use;
 
 #define DAO_MAX_OPERANDS 4096u
 #define DAO_MAX_LOOKAHEAD 65536u
@@ -293,6 +294,15 @@ struct dev_residency {
 	uint64_t iter_no;
 	uint64_t iter_start;
 	uint64_t prev_iter_len; /* 0 until one iteration completed */
+	/* Evicting dirty data costs a write-back that evicting clean data
+	 * does not (the backend's clean_evict_copies is false). */
+	bool dirty_costs;
+	/* A host kernel's touch of a host copy moves the device copy's
+	 * pages (the backend's host_access_vacates: unified memory). */
+	bool host_vacates;
+	/* The facts of an op's uses for the policy's queued hook (policy.h),
+	 * DAO_MAX_OPERANDS of them; NULL when the policy has none. */
+	struct policy_use *pol_uses;
 };
 
 /*
@@ -317,7 +327,8 @@ struct device {
 	struct dao_backend *be __attribute__((aligned(64)));
 	dao_backend_kind kind;
 	dao_policy policy;
-	const struct dao_policy_ops *pol; /* what the policy varies (policy/policy.h) */
+	const struct dao_policy_ops *pol; /* the policy's decisions (policy/policy.h) */
+	void *pol_state; /* its state for this device (NULL: stateless) */
 	uint32_t lookahead;
 	uint32_t flags;
 	uint64_t budget;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ask.h"
 #include "core/lock.h"
 #include "core/queue.h"
 #include "core/victim.h"
@@ -145,6 +146,7 @@ void table_append(struct device *d, struct op *op)
 		}
 		r->use_tail = u;
 	}
+	ask_queued(d, op);
 }
 
 /* Every caller waits for an op to finish and looks again after this

@@ -2,7 +2,8 @@
 /*
  * residency.c - what moves where: reserving device space (evicting by the
  * policy's order), fetching, writing back, prefetching along the window,
- * host accesses, freeing. Runs on the executor with dev->mu held.
+ * host accesses, freeing. Runs on the executor with dev->mu held. Where a
+ * move is the policy's to decide, core/ask.c asks it.
  *
  * A record's data is in one of three places: the device copy (dev_valid),
  * the host copy (host_valid; for a buffer never touched, "the job's initial
@@ -13,12 +14,11 @@
 
 #include "backend/backend.h"
 #include "base/log.h"
-#include "core/horizon.h"
+#include "core/ask.h"
 #include "core/record.h"
 #include "core/lock.h"
 #include "core/residency.h"
 #include "core/victim.h"
-#include "policy/policy.h"
 
 dao_status res_wait(struct device *d, const dao_fence *f)
 {
@@ -85,63 +85,6 @@ static bool data_needed(const struct rec *r)
 	if (r->use_head)
 		return r->use_head->mode != MODE_W;
 	return !r->released;
-}
-
-/* How far ahead of execution the executor fetches, in bytes. Fetching
- * earlier than needed to hide the copy only makes it decide with staler
- * next-use information (and so move more); a few of the largest buffers
- * keep the copy engine busy. (A cap in modeled time, the h2d time of the
- * bytes ahead against the compute before their kernel, was measured and
- * left far more copy time exposed: Documentation/daosim.md.) */
-static bool ahead_allowed(const struct device *d, const struct rec *r)
-{
-	uint64_t cap = d->budget / 64;
-
-	if (cap < 3 * r->asize)
-		cap = 3 * r->asize;
-	return !d->res.pf_bytes || d->res.pf_bytes + r->asize <= cap;
-}
-
-/* How many queued ops a prefetch looks through before deciding. */
-#define PREFETCH_SCAN_OPS 256
-
-/* The better victim rule 2 waits for: its key, and the op whose end frees it. */
-struct better_victim {
-	uint64_t key;
-	const struct op *freed_by;
-};
-
-static void best_after(struct device *d, const struct op *op, struct better_victim *best)
-{
-	for (uint32_t i = 0; i < op->nopnd; i++) {
-		const struct opnd *u = &op->opnd[i];
-
-		if (u->rec->blk) {
-			uint64_t k = victim_key_after(d, u);
-
-			if (k > best->key)
-				*best = (struct better_victim){ k, op };
-		}
-	}
-}
-
-/*
- * The best victim that a resident record used before `target` will be once
- * that use is done (the running op's operands included). Fetching for
- * target now by evicting a worse victim would be harm Belady would not do
- * at target's turn: then wait.
- */
-static struct better_victim best_victim_before(struct device *d, const struct op *target)
-{
-	struct better_victim best = { 0, NULL };
-	unsigned n = 0;
-
-	if (d->q.pinned_op)
-		best_after(d, d->q.pinned_op, &best);
-	for (const struct op *op = d->q.head; op && op != target && n < PREFETCH_SCAN_OPS;
-	     op = op->next, n++)
-		best_after(d, op, &best);
-	return best;
 }
 
 /* An operand of the host kernel running now (res_prepare_host_kernel):
@@ -255,47 +198,28 @@ static dao_status evict(struct device *d, struct rec *r)
 	return DAO_OK;
 }
 
-/*
- * A prefetch waits while a record used before its kernel will be a better
- * victim then (rule 2), which keeps the bytes moved at Belady's. dao lets
- * a fetch go as soon as it does no harm (evicts nothing needed sooner)
- * when it is due in modeled time (core/horizon.c: put off to the next
- * decision it would arrive late) and waiting for that better victim would
- * make it late too, so that it overlaps the kernels before its own.
- * belady waits everywhere; dao spends a little traffic on time.
- */
-static bool eager(const struct device *d, const struct op *target,
-		  const struct better_victim *better)
-{
-	return d->pol->eager_when_due && horizon_due(d, target) &&
-	       horizon_late(d, better->freed_by, target);
-}
-
-/* Space for asize bytes, evicting in policy order. For a prefetch (for
- * != NULL), only records needed after `for` may go, and only while none
- * used before it will be a better victim; with evict_ok false, none. */
+/* Space for asize bytes, evicting in policy order. For a prefetch (target
+ * != NULL), only records keyed after target may go (rule 1), and only
+ * those the policy lets go (policy.h: fetch_room). */
 static struct dao_block *make_room(struct device *d, uint64_t asize, const struct op *target,
-				   bool evict_ok, dao_status *st)
+				   dao_status *st)
 {
 	uint64_t limit_seq = target ? target->seq : 0, wait_for = 0;
-	bool scanned = false;
+	bool asked = false;
 
 	*st = DAO_OK;
 	for (;;) {
 		struct dao_block *b = arena_alloc(&d->res.arena, asize);
 		struct rec *v;
 
-		if (b || !evict_ok)
+		if (b)
 			return b;
 		v = victim_pick(d, limit_seq);
 		if (!v)
 			return NULL;
-		if (target && !scanned) {
-			struct better_victim better = best_victim_before(d, target);
-
-			if (!eager(d, target, &better))
-				wait_for = better.key;
-			scanned = true;
+		if (target && !asked) {
+			wait_for = ask_fetch_room(d, target);
+			asked = true;
 		}
 		if (v->key < wait_for)
 			return NULL;
@@ -392,7 +316,7 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 
 		if (!r->size || r->blk)
 			continue;
-		b = make_room(d, r->asize, NULL, true, &st);
+		b = make_room(d, r->asize, NULL, &st);
 		if (!b) {
 			if (st != DAO_OK || flushed)
 				return st != DAO_OK ? st : DAO_ERR_BUDGET;
@@ -501,44 +425,32 @@ void res_iteration(struct device *d, struct op *op)
 		d->res.prev_iter_len = op->seq - d->res.iter_start;
 	d->res.iter_start = op->seq;
 	d->res.iter_no++;
+	ask_iteration(d, op);
 }
 
 /*
- * Write back, ahead of time, the dirty records the policy will evict next,
- * so that their eviction is a drop and the fetch that takes their space
- * need not wait for a write-back: both copy directions stay busy. In
- * modeled time (core/horizon.c): only while the window's placements will
- * need more room at once than is free and cleaned already (so that some
- * record will be evicted), only as far ahead as the d2h engine works
- * while the kernels up to the prefetch frontier compute, and only records
- * needed after that frontier.
+ * Write back, ahead of time, the dirty records the policy will evict next
+ * (the top of the heap of records it ranks apart), so that their eviction
+ * is a drop and the fetch that takes their space need not wait for a
+ * write-back: both copy directions stay busy. How far is the policy's
+ * (policy.h: clean); it is asked only while some record will be evicted.
  */
 static void clean_ahead(struct device *d)
 {
-	const struct op *frontier_op = d->res.pf_op;
-	uint64_t frontier = frontier_op ? frontier_op->seq : d->q.next_seq;
 	struct victim_heap *h = &d->res.heaps[HEAP_DIRTY];
-	uint64_t free_bytes = d->res.arena.size - d->res.arena.used, room, compute_ns;
+	uint64_t free_bytes = d->res.arena.size - d->res.arena.used;
+	struct clean_turn t;
 
 	/* Everything live fits: nothing will be evicted. (Space whose last
 	 * occupant was freed may still count as used until its work is done:
 	 * used can exceed live.) */
 	if (!h->n || d->res.arena.used >= d->res.live_asize ||
-	    free_bytes >= d->res.live_asize - d->res.arena.used)
+	    free_bytes >= d->res.live_asize - d->res.arena.used || !ask_clean_begin(&t, d))
 		return;
-	room = horizon_peak_room(d);
-	if (free_bytes + d->res.clean_bytes >= room)
-		return;
-	compute_ns = horizon_compute_ns(d, frontier_op);
-	while (h->n && free_bytes + d->res.clean_bytes < room) {
+	while (h->n) {
 		struct rec *r = h->v[0];
 
-		if (r->key <= frontier)
-			return;
-		if (d->res.clean_bytes &&
-		    horizon_d2h_ns(d, d->res.clean_bytes + r->asize) > compute_ns)
-			return;
-		if (write_back(d, r, DAO_WHY_WRITE_BACK) != DAO_OK)
+		if (!ask_clean(&t, r->key, r->asize) || write_back(d, r, DAO_WHY_WRITE_BACK) != DAO_OK)
 			return;
 		r->cleaned = true;
 		d->res.clean_bytes += r->asize;
@@ -546,9 +458,23 @@ static void clean_ahead(struct device *d)
 	}
 }
 
+/* Whether the policy issues u's prefetch now (rule 3: how far ahead). */
+static bool fetch_now(struct device *d, const struct op *op, const struct opnd *u)
+{
+	const struct policy_fetch f = {
+		.target = op->seq,
+		.id = u->rec->id,
+		.bytes = u->rec->asize,
+		.ahead_bytes = d->res.pf_bytes,
+		.budget = d->budget,
+		.output = u->mode == MODE_W,
+	};
+
+	return d->pol->fetch_now(d->pol_state, &f);
+}
+
 void res_prefetch(struct device *d)
 {
-	bool evict_ok = d->pol->prefetch_evicts;
 	struct op *op;
 
 	while ((op = d->res.pf_op) && op->seq <= d->q.now_seq + d->lookahead) {
@@ -574,9 +500,9 @@ void res_prefetch(struct device *d)
 				if (u->mode == MODE_W && r->use_head != u &&
 				    d->be->ops->output_discards(d->be))
 					continue;
-				if (!ahead_allowed(d, r))
+				if (!fetch_now(d, op, u))
 					goto out;
-				b = make_room(d, r->asize, op, evict_ok, &st);
+				b = make_room(d, r->asize, op, &st);
 				if (!b)
 					goto out;
 				place(d, r, b);
@@ -599,9 +525,7 @@ void res_prefetch(struct device *d)
 		d->res.pf_idx = 0;
 	}
 out:
-	/* Writing back ahead only pays where it makes the eviction free. */
-	if (d->pol->clean_ahead && !d->be->ops->clean_evict_copies(d->be))
-		clean_ahead(d);
+	clean_ahead(d);
 }
 
 /*

@@ -1,24 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * victim.c - the eviction order. Resident records that no running op pins
- * sit in max-heaps keyed so that the best victim is on top:
+ * victim.c - the eviction order's mechanics. Resident records that no
+ * running op pins sit in max-heaps, keyed by the device's policy
+ * (policy/policy.h: rank) so that the best victim is on top; a policy that
+ * ranks some records apart (dirty ones, say, whose eviction costs a
+ * write-back) has them in a heap of their own and chooses between the two
+ * tops (pick_apart). Keys are absolute logical times, so they do not
+ * change as time advances; a record's key changes only when its facts do
+ * (its next use above all), and then it is out of the heap (pinned) or
+ * re-ranked here.
  *
- *   next access overwrites the whole buffer (w)  KEY_DEAD: its data is dead,
- *                                                so dropping it costs nothing
- *   next use by a host kernel that writes it     KEY_HOST: it leaves the device
- *   (or any host kernel, on unified memory)      there anyway (a host kernel's
+ * The facts are what the access-pattern table knows of the record's next
+ * use:
+ *
+ *   next access overwrites the whole buffer (w)  dead: dropping it costs
+ *                                                nothing
+ *   next use by a host kernel that writes it     host: it leaves the device
+ *   (or any host kernel, on unified memory)      then anyway (a host kernel's
  *                                                read on separate memory is
  *                                                passed over: the next use counts)
- *   next use known (queued op) at seq s           s: farthest next use first
+ *   next use known (queued op) at seq s           s
  *   next use predicted from the last iteration    that predicted seq
- *   no known future                               KEY_UNKNOWN + age (LRU)
- *
- * lru and fifo key on last use / load time instead. The dao policy keeps
- * dirty records (whose eviction costs a write-back) in a heap of their own
- * and takes one only when its next use is much farther than the best clean
- * one's. Keys are absolute logical times, so they do not change as time
- * advances; a record's key changes only when its next use does, and then it
- * is out of the heap (pinned) or updated here.
+ *   no known future                               unknown
  */
 #include <stdlib.h>
 
@@ -26,86 +29,62 @@
 #include "core/victim.h"
 #include "policy/policy.h"
 
-#define KEY_DEAD (UINT64_MAX - 1)
-/* Next used by a host kernel, which takes it off the device: keeping it
- * until then saves nothing, and what evicting it copies back is owed
- * anyway. */
-#define KEY_HOST (KEY_DEAD - 1)
-#define KEY_UNKNOWN (1ull << 62)
-#define KEY_AGE_SPAN (1ull << 61)
-
-/* A dirty victim must be needed this much farther away than the best clean
- * one (in distance from now) to be chosen: it costs a write-back now on top
- * of the fetch later. */
-#define DIRTY_NUM 5
-#define DIRTY_DEN 4
-
-static uint64_t age_key(uint64_t seq)
+/* Inlined into every re-rank, as the next-use lookup was before the
+ * policies had files of their own: it runs for every operand of every
+ * kernel. */
+static inline __attribute__((always_inline)) uint64_t
+next_use_from(struct device *d, struct rec *r, const struct opnd *u, bool valid, bool *predicted)
 {
-	return KEY_UNKNOWN + (KEY_AGE_SPAN - (seq & (KEY_AGE_SPAN - 1)));
-}
-
-static uint64_t next_use_from(struct device *d, struct rec *r, struct opnd *u, bool valid)
-{
+	*predicted = false;
 	/* A host kernel works on the host copy (residency.c): reading it
 	 * leaves a separate device copy as it is. */
-	while (u && u->op->on_host && u->mode == MODE_R && !d->be->ops->host_access_vacates(d->be))
+	while (u && u->op->on_host && u->mode == MODE_R && !d->res.host_vacates)
 		u = u->next_use;
 	if (u) {
 		/* Data about to be overwritten is dead, but space reserved
 		 * for that write is needed then. */
 		if (u->mode == MODE_W && valid)
-			return KEY_DEAD;
+			return POLICY_USE_DEAD;
 		if (u->op->on_host)
-			return KEY_HOST;
+			return POLICY_USE_HOST;
 		return u->op->seq;
 	}
 	if (r->released)
-		return KEY_DEAD; /* waiting for its free */
+		return POLICY_USE_DEAD; /* waiting for its free */
 	if (d->res.prev_iter_len && r->iter_no == d->res.iter_no) {
 		uint64_t p = d->res.iter_start + d->res.prev_iter_len + r->iter_off;
 
-		if (p > d->q.now_seq)
+		if (p > d->q.now_seq) {
+			*predicted = true;
 			return p;
+		}
 	}
-	return age_key(r->last_use);
+	return POLICY_USE_UNKNOWN;
 }
 
-uint64_t victim_next_use(struct device *d, struct rec *r)
+/* The policy's rank for r, with u as its next use and valid as its device
+ * copy's. Inlined: it runs for every operand of every kernel. */
+static inline __attribute__((always_inline)) struct policy_rank
+rank_with(struct device *d, struct rec *r, const struct opnd *u, bool valid, bool dirty)
 {
-	return next_use_from(d, r, r->use_head, r->dev_valid);
+	struct policy_rec f;
+
+	f.id = r->id;
+	f.bytes = r->asize;
+	f.next_use = next_use_from(d, r, u, valid, &f.predicted);
+	f.last_use = r->last_use;
+	f.load_seq = r->load_seq;
+	/* Dead data costs no write-back however dirty it is; data a host
+	 * kernel needs next is written back for it anyway. */
+	f.dirty = dirty && d->res.dirty_costs && f.next_use != POLICY_USE_DEAD &&
+		  f.next_use != POLICY_USE_HOST;
+	return d->pol->rank(d->pol_state, &f);
 }
 
 uint64_t victim_key_after(struct device *d, const struct opnd *u)
 {
-	if (d->pol->victim_key != POLICY_KEY_NEXT_USE)
-		return 0;
-	return next_use_from(d, u->rec, u->next_use, true);
-}
-
-static uint64_t key_of(struct device *d, struct rec *r)
-{
-	switch (d->pol->victim_key) {
-	case POLICY_KEY_LAST_USE:
-		return age_key(r->last_use);
-	case POLICY_KEY_LOAD_SEQ:
-		return age_key(r->load_seq);
-	default:
-		return victim_next_use(d, r);
-	}
-}
-
-static enum heap_id heap_for(struct device *d, struct rec *r, uint64_t key)
-{
-	/* Where evicting clean data copies it just the same, the dirty
-	 * ones are no worse victims. */
-	if (!d->pol->clean_ahead || d->be->ops->clean_evict_copies(d->be))
-		return HEAP_CLEAN;
-	/* Dead data costs no write-back however dirty it is; data a host
-	 * kernel needs next is written back for it anyway. */
-	if (key == KEY_DEAD || key == KEY_HOST || !rec_dirty(r))
-		return HEAP_CLEAN;
-	return HEAP_DIRTY;
+	return rank_with(d, u->rec, u->next_use, true, rec_dirty(u->rec) || (u->mode & MODE_W))
+		.key;
 }
 
 static void swap_at(struct victim_heap *h, uint32_t i, uint32_t j)
@@ -150,6 +129,9 @@ void victim_init(struct device *d)
 {
 	for (int i = 0; i < HEAPS; i++)
 		d->res.heaps[i] = (struct victim_heap){ 0 };
+	/* The backend's answers are fixed; asked once, not per re-rank. */
+	d->res.dirty_costs = !d->be->ops->clean_evict_copies(d->be);
+	d->res.host_vacates = d->be->ops->host_access_vacates(d->be);
 }
 
 void victim_destroy(struct device *d)
@@ -181,6 +163,7 @@ void victim_remove(struct device *d, struct rec *r)
 
 void victim_update(struct device *d, struct rec *r)
 {
+	struct policy_rank rank;
 	uint64_t key;
 	enum heap_id which;
 	struct victim_heap *h;
@@ -189,8 +172,9 @@ void victim_update(struct device *d, struct rec *r)
 		victim_remove(d, r);
 		return;
 	}
-	key = key_of(d, r);
-	which = heap_for(d, r, key);
+	rank = rank_with(d, r, r->use_head, r->dev_valid, rec_dirty(r));
+	key = rank.key;
+	which = rank.apart ? HEAP_DIRTY : HEAP_CLEAN;
 	if (r->heap_pos >= 0 && r->heap_which == which) {
 		uint64_t old = r->key;
 
@@ -219,17 +203,11 @@ void victim_update(struct device *d, struct rec *r)
 	sift_up(h, h->n - 1);
 }
 
-static uint64_t distance(struct device *d, uint64_t key)
-{
-	return key > d->q.now_seq ? key - d->q.now_seq : 0;
-}
-
 struct rec *victim_pick(struct device *d, uint64_t limit_seq)
 {
 	struct victim_heap *c = &d->res.heaps[HEAP_CLEAN], *w = &d->res.heaps[HEAP_DIRTY];
 	struct rec *rc = c->n ? c->v[0] : NULL;
 	struct rec *rw = w->n ? w->v[0] : NULL;
-	struct rec *pick;
 
 	if (limit_seq) {
 		if (rc && rc->key <= limit_seq)
@@ -237,16 +215,16 @@ struct rec *victim_pick(struct device *d, uint64_t limit_seq)
 		if (rw && rw->key <= limit_seq)
 			rw = NULL;
 	}
-	if (!rc || !rw) {
-		pick = rc ? rc : rw;
-	} else if (rc->key >= KEY_UNKNOWN) {
-		pick = rc;
-	} else if (rw->key >= KEY_UNKNOWN) {
-		pick = rw;
-	} else {
-		uint64_t dc = distance(d, rc->key), dw = distance(d, rw->key);
+	if (!rc || !rw)
+		return rc ? rc : rw;
+	if (!d->pol->pick_apart)
+		return rw->key > rc->key ? rw : rc;
+	return d->pol->pick_apart(d->pol_state, rw->key, rc->key, d->q.now_seq) ? rw : rc;
+}
 
-		pick = dw / DIRTY_NUM > dc / DIRTY_DEN ? rw : rc;
-	}
-	return pick;
+void victim_rerank(struct device *d)
+{
+	for (struct rec *r = d->all_recs; r; r = r->all_next)
+		if (r->heap_pos >= 0)
+			victim_update(d, r);
 }

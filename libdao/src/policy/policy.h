@@ -1,15 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * policy.h - the policies, behind one table (policy.c): { id, name, ops },
- * one row per dao_policy but DEFAULT. It is the one list of their names:
- * dao_policy_name, DAO_POLICY and every tool's and the Slurm plugin's list
- * come from it (tools/kinds). What varies between the policies is each
- * one's ops, a small table the row points at. The core's victim heaps and
- * residency read the device's ops; nothing outside policy/ tests a
- * DAO_POLICY_* value.
+ * policy.h - what a policy decides, and the facts core hands it to decide.
  *
- * The tables are data, not functions: the core reads a field where it used
- * to test the policy, so the per-kernel path costs what it did.
+ * A policy is an ops table (struct dao_policy_ops) in a file of its own
+ * (dao.c, belady.c, lru.c, fifo.c) and a row { id, name, ops } of the table
+ * of policies (policy.c). Core keeps the mechanics (the access-pattern
+ * table, the victim heaps, modeled time, the copies) and asks the device's
+ * policy where a decision is made; it never tests which policy runs. This
+ * layer sees none of core's objects: a record, an op and the queued window
+ * reach a policy as the facts below, and a policy answers in keys, seqs,
+ * bytes and yes/no.
+ *
+ * Times are logical: an op's seq, its position in the device's stream.
+ * Every hook runs on the device's executor (or, for queued, wherever an op
+ * enters the access-pattern table) with the device's mutex held, and gets
+ * the device's policy state (create; NULL for a stateless policy).
+ *
+ * The victim order is called for every re-ranked record, several times a
+ * kernel: its facts are plain fields, filled without a walk. The other
+ * decisions are asked only where one is made (a fetch that needs room,
+ * dirty data that could be cleaned), and what costs a walk of the window
+ * is asked for, through the decision's question functions, only by the
+ * policies that use it.
  */
 #ifndef DAO_POLICY_H
 #define DAO_POLICY_H
@@ -19,29 +31,203 @@
 
 #include "dao.h"
 
-/* What ranks a resident record as a victim. */
-enum policy_key {
-	POLICY_KEY_NEXT_USE, /* farthest next use first (Belady), from the access-pattern table */
-	POLICY_KEY_LAST_USE, /* least recently used first */
-	POLICY_KEY_LOAD_SEQ, /* first loaded first */
+/* Next-use facts (struct policy_rec's next_use) besides a seq: host (its
+ * next use is a host kernel's, which takes it off the device: keeping it
+ * until then saves nothing, and what evicting it copies back is owed
+ * anyway), dead (its next access overwrites it whole, or it awaits its
+ * free), unknown (no queued use, none predicted). */
+#define POLICY_USE_HOST (UINT64_MAX - 2)
+#define POLICY_USE_DEAD (UINT64_MAX - 1)
+#define POLICY_USE_UNKNOWN UINT64_MAX
+
+/*
+ * Victim keys: the largest is evicted first. A key is the logical time the
+ * policy reckons the record is needed next, for core compares keys with
+ * seqs: a prefetch for kernel k evicts only records keyed after k (rule 1,
+ * do no harm), and cleaning ahead asks about the dirty records in key
+ * order. So a policy that knows no future keys every record at
+ * POLICY_KEY_UNKNOWN or above (after every known use), and dead data,
+ * which costs nothing to drop, at POLICY_KEY_DEAD.
+ */
+#define POLICY_KEY_DEAD POLICY_USE_DEAD
+#define POLICY_KEY_UNKNOWN (UINT64_C(1) << 62)
+#define POLICY_KEY_SPAN (UINT64_C(1) << 61) /* of policy_key_oldest_first's keys */
+
+/* A key after every known use that ranks the smaller seq first (the least
+ * recently used, the first loaded). */
+static inline uint64_t policy_key_oldest_first(uint64_t seq)
+{
+	return POLICY_KEY_UNKNOWN + (POLICY_KEY_SPAN - (seq & (POLICY_KEY_SPAN - 1)));
+}
+
+/* What core knows of a resident, unpinned record when it ranks it. */
+struct policy_rec {
+	uint64_t id;    /* the record's serial on its device, never reused (the trace's id) */
+	uint64_t bytes; /* the device space it takes */
+	/* Its next use as the access-pattern table knows it: the seq of its
+	 * next queued use, else of the use predicted at the same offset of
+	 * the next iteration (predicted), else POLICY_USE_UNKNOWN; or
+	 * POLICY_USE_DEAD when its data is dead, POLICY_USE_HOST when a host
+	 * kernel is next. */
+	uint64_t next_use;
+	uint64_t last_use; /* seq of its last executed use (0: none) */
+	uint64_t load_seq; /* seq at which it became resident */
+	bool predicted;
+	/* Evicting it copies it back to the host, where evicting a clean
+	 * record copies nothing: valid on the device only, its data not dead
+	 * and no host kernel next, on a backend that drops clean data without
+	 * a copy. */
+	bool dirty;
 };
 
+/* Belady's key, which dao and belady share: the next use, dead data
+ * first, unknown futures after every known use, least recently used
+ * first. */
+static inline uint64_t policy_key_next_use(const struct policy_rec *r)
+{
+	return r->next_use != POLICY_USE_UNKNOWN ? r->next_use : policy_key_oldest_first(r->last_use);
+}
+
+/* A policy's rank for a record. apart: the record ranks apart from the
+ * others, in a heap of its own (dirty data, whose eviction costs a
+ * write-back now); when both heaps hold a victim, pick_apart chooses. */
+struct policy_rank {
+	uint64_t key;
+	bool apart;
+};
+
+/* A prefetch (a fetch, or space for an output, before its kernel's turn). */
+struct policy_fetch {
+	uint64_t target;      /* seq of the kernel it is for */
+	uint64_t id;          /* the record */
+	uint64_t bytes;       /* the space it takes */
+	uint64_t ahead_bytes; /* space taken by prefetches whose kernels have not run */
+	uint64_t budget;      /* the device's */
+	bool output;          /* only space for a w operand: nothing copied */
+};
+
+/* A prefetch for kernel `target` found no free space, and a record keyed
+ * after target could make room. The policy may ask (each question walks
+ * the queued window once; core keeps the answer for the decision): */
+struct policy_fetch_room {
+	uint64_t target;
+	/* Rule 2: the best key that a record used before target (the running
+	 * kernel's operands included) will have once that use is done; 0
+	 * when none. Evicting a worse victim now is harm Belady's order would
+	 * not do at target's turn. */
+	uint64_t (*better_key)(struct policy_fetch_room *q);
+	/* Modeled time (core/horizon.c): whether target's fetches, put off
+	 * to the next decision (the next kernel's end), would arrive after
+	 * target could start. */
+	bool (*due)(struct policy_fetch_room *q);
+	/* Whether they would, put off until the better victim is freed (the
+	 * end of its last use before target). */
+	bool (*late_waiting)(struct policy_fetch_room *q);
+};
+
+/* fetch_room's answer when the prefetch may evict nothing. */
+#define POLICY_EVICT_NONE UINT64_MAX
+
+/* Dirty data that cleaning ahead could write back now (it stays
+ * resident and clean): the top of the heap of records ranked apart,
+ * asked while the live records do not all fit. */
+struct policy_clean {
+	uint64_t key;           /* the candidate's */
+	uint64_t bytes;         /* its space */
+	uint64_t frontier;      /* seq of the first op whose fetches are not yet issued */
+	uint64_t free_bytes;    /* free device space */
+	uint64_t cleaned_bytes; /* space of records cleaned ahead and still resident */
+	/* Modeled time over the queued window (core/horizon.c), walked once
+	 * per turn: the most space the window's placements take at once;
+	 * the time the kernels before the frontier compute; the time the d2h
+	 * engine moves `bytes`. */
+	uint64_t (*peak_room)(struct policy_clean *c);
+	uint64_t (*compute_ns)(struct policy_clean *c);
+	uint64_t (*d2h_ns)(struct policy_clean *c, uint64_t bytes);
+};
+
+/* The device a policy's state is created for. */
+struct policy_device {
+	uint64_t budget;
+	uint32_t lookahead;
+	double h2d_bytes_per_s, d2h_bytes_per_s, flops_per_s, mem_bytes_per_s;
+	uint64_t launch_ns;
+};
+
+/* An iteration mark (dao_iteration) reached by the executor. */
+struct policy_mark {
+	uint64_t seq;       /* the mark's */
+	uint64_t iteration; /* iterations begun so far */
+	uint64_t prev_len;  /* seqs the iteration that just ended spans (0: none yet) */
+};
+
+/* An op entering the access-pattern table: a kernel or a host access. */
+enum policy_op_kind { POLICY_OP_KERNEL, POLICY_OP_WRITE, POLICY_OP_READ };
+
+struct policy_use {
+	uint64_t id;
+	uint64_t bytes;
+	dao_mode mode;
+};
+
+struct policy_op {
+	uint64_t seq;
+	enum policy_op_kind kind;
+	uint64_t flops;
+	uint32_t nuses;
+	const struct policy_use *uses; /* its distinct records, valid during the call */
+};
+
+/* What a hook at a mark or an op asks of core: POLICY_RERANK when the
+ * policy's order changed as a whole (say, it stops following a plan): core
+ * then re-ranks every resident record before its next decision. */
+enum policy_after { POLICY_CONTINUE, POLICY_RERANK };
+
+/* rank, fetch_now and fetch_room are required (a device refuses a table
+ * without them); the others may be NULL. */
 struct dao_policy_ops {
-	/* victim key */
-	enum policy_key victim_key;
-	/* prefetch horizon: the fetches of kernels that are due in modeled
-	 * time (core/horizon.c) are issued as soon as they evict nothing
-	 * needed sooner; others also wait until no record used before them
-	 * would be a better victim. Without it, all wait so. */
-	bool eager_when_due;
-	/* whether a prefetch may evict at all (lru and fifo know no future:
-	 * they fetch ahead into free space only) */
-	bool prefetch_evicts;
-	/* clean-ahead: dirty records rank apart (a write-back costs) and are
-	 * written back ahead of their eviction while copy engines idle */
-	bool clean_ahead;
+	/* Per-device state, created with the device and destroyed with it
+	 * (both NULL: stateless, state NULL). */
+	dao_status (*create)(const struct policy_device *dev, void **state);
+	void (*destroy)(void *state);
+
+	/* The victim order: a resident, unpinned record's rank, called
+	 * whenever its facts may have changed. A stateful policy takes over
+	 * victim choice by ranking from its state. */
+	struct policy_rank (*rank)(void *state, const struct policy_rec *r);
+	/* Both heaps have a victim: whether the one ranked apart goes first
+	 * (now: the seq being executed). NULL: the larger key. */
+	bool (*pick_apart)(void *state, uint64_t apart_key, uint64_t key, uint64_t now);
+
+	/* Prefetch: whether this fetch is issued now (false: the walk along
+	 * the window stops until the next kernel's turn). */
+	bool (*fetch_now)(void *state, const struct policy_fetch *f);
+	/* A prefetch needs room: the least key a victim may have (0: any
+	 * that rule 1 allows; POLICY_EVICT_NONE: none, it waits). */
+	uint64_t (*fetch_room)(void *state, struct policy_fetch_room *q);
+
+	/* Cleaning ahead: whether to write candidate c back now (false: no
+	 * more this turn). NULL: never. */
+	bool (*clean)(void *state, struct policy_clean *c);
+
+	/* Hooks, NULL when unused: an iteration mark executed; an op entered
+	 * the access-pattern table (in the order of the device's stream). */
+	enum policy_after (*iteration)(void *state, const struct policy_mark *m);
+	enum policy_after (*queued)(void *state, const struct policy_op *op);
 };
 
+/* The policies, one file each. */
+extern const struct dao_policy_ops policy_dao, policy_belady, policy_lru, policy_fifo;
+
+/* What several policies share (prefetch.c). fetch_now: rule 3, at most
+ * max(budget / 64, 3 x the buffer) bytes fetched ahead of their kernels
+ * at a time. fetch_room: evict nothing (prefetch into free space only). */
+bool policy_fetch_bounded(void *state, const struct policy_fetch *f);
+uint64_t policy_room_free_only(void *state, struct policy_fetch_room *q);
+
+/* A row of the table of policies (policy.c), one per dao_policy but
+ * DEFAULT: the one list of their names (dao_policy_name, DAO_POLICY and
+ * every tool's and the Slurm plugin's list come from it: tools/kinds). */
 struct dao_policy_entry {
 	dao_policy id;
 	const char *name;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * um_records.c - DAO_CUDAMODEL_UM_RECORDS=<file>: every page the model
- * moves or faults, written at exit in the records format of CUPTI's
- * unified-memory records that tools/gpubench/umtrace.c writes
+ * um_records.c - DAO_CUDAMODEL_UM_RECORDS=<file> (um_records.h): every page
+ * the model moves or faults, written at exit in the records format of
+ * CUPTI's unified-memory records that tools/gpubench/umtrace.c writes
  * ("dao-umtrace-records 1", Documentation/cuda.md), so that the analysis
  * of libdao's request log against the driver's account
  * (tools/gpubench/um-analyze.pl) runs in `make check` on a real job.
@@ -24,7 +24,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "model.h"
+#include "base/report.h"
+#include "records/um_records.h"
 
 struct um_rec {
 	uint64_t t_ns;

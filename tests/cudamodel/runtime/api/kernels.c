@@ -1,15 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kernel.c - library kernels as stream operations (cudamodel_lib.h): the
- * runtime model's side of the cuBLAS and cuSOLVER models. Called by them,
- * it calls the model's internals; nothing in the model calls it (the
- * worker runs its operations through cm_op.run).
+ * kernels.c - library kernels as stream operations (cudamodel_lib.h): the
+ * runtime model's side of the cuBLAS and cuSOLVER models, entry points
+ * like the runtime's (the worker runs them through cm_op.run).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/init.h"
+#include "base/lock.h"
+#include "base/report.h"
+#include "base/site.h"
+#include "check/races.h"
 #include "cudamodel_lib.h"
-#include "model.h"
+#include "state/allocs.h"
+#include "state/pages.h"
+#include "state/poison.h"
+#include "state/streams.h"
 
 struct kernel_operand {
 	struct cm_alloc *a;
@@ -17,7 +24,8 @@ struct kernel_operand {
 	enum dao_cudamodel_access access;
 };
 
-struct kernel {
+struct kernel_op {
+	struct cm_op op;
 	dao_cudamodel_kernel_fn fn;
 	void *arg;
 	unsigned count;
@@ -28,7 +36,7 @@ struct kernel {
  * then the function on the worker's view of them, lock dropped. */
 static void kernel_run(struct cm_op *op)
 {
-	struct kernel *k = op->ctx;
+	struct kernel_op *k = (struct kernel_op *)op;
 	void *ptrs[DAO_CUDAMODEL_KERNEL_OPERANDS];
 
 	for (unsigned i = 0; i < k->count; i++) {
@@ -43,11 +51,10 @@ static void kernel_run(struct cm_op *op)
 		if (o->access != DAO_CUDAMODEL_READ)
 			cm_poison_clear(o->a, o->off, o->len);
 	}
-	pthread_mutex_unlock(&model.lock);
+	cm_unlock();
 	k->fn(k->arg, ptrs);
-	pthread_mutex_lock(&model.lock);
+	cm_lock();
 	free(k->arg);
-	free(k);
 }
 
 /* The operand's allocation: device or managed memory holding all of it. */
@@ -73,32 +80,27 @@ cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamode
 				 const struct dao_cudamodel_operand *ops, unsigned count)
 {
 	struct cm_stream *s;
-	struct cm_op *op;
-	struct kernel *k;
-	struct cm_vc *host;
+	struct kernel_op *k;
 	cudaError_t err;
-	int actor;
 
 	if (!fn || count > DAO_CUDAMODEL_KERNEL_OPERANDS || (count && !ops) ||
 	    (arg_bytes && !arg))
 		return cm_misuse(name, cudaErrorInvalidValue, "malformed kernel (%u operands)",
 				 count);
-	op = calloc(1, sizeof(*op));
-	k = calloc(1, sizeof(*k));
-	if (!op || !k || !(k->arg = malloc(arg_bytes ? arg_bytes : 1)))
+	k = cm_op_new(sizeof(*k), kernel_run);
+	if (!(k->arg = malloc(arg_bytes ? arg_bytes : 1)))
 		cm_fail("out of memory");
 	memcpy(k->arg, arg, arg_bytes);
 	k->fn = fn;
 	k->count = count;
-	cm_lock();
-	s = cm_stream_of(sh, name, &err);
+	cm_enter();
+	s = cm_stream_of(sh, &err);
 	for (unsigned i = 0; s && i < count; i++) {
 		if (operand_of(&ops[i], &k->ops[i]))
 			continue;
 		cm_unlock();
 		free(k->arg);
 		free(k);
-		free(op);
 		return cm_misuse(name, cudaErrorInvalidValue,
 				 "operand %u, [%p, +%llu), is not inside one device or managed "
 				 "allocation",
@@ -108,18 +110,13 @@ cudaError_t dao_cudamodel_kernel(cudaStream_t sh, const char *name, dao_cudamode
 		cm_unlock();
 		free(k->arg);
 		free(k);
-		free(op);
 		return cm_misuse(name, err, "stream %p is not a live stream", (void *)sh);
 	}
-	op->kind = OP_KERNEL;
-	op->run = kernel_run;
-	op->ctx = k;
-	cm_site_here(&op->site);
-	host = cm_host_vc(&actor);
-	cm_enqueue(s, op, actor, host);
+	cm_site_here(&k->op.site);
+	cm_enqueue(s, &k->op);
 	for (unsigned i = 0; i < count; i++)
 		cm_check(ops[i].ptr, ops[i].bytes, ops[i].access != DAO_CUDAMODEL_READ, s->actor,
-			 &s->vc, &op->site, name);
+			 &s->vc, &k->op.site, name);
 	cm_unlock();
 	return cudaSuccess;
 }

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ask.c - how core asks the device's policy (policy/policy.h) where a
+ * decision is made, beyond the victim order (victim.c).
+ *
+ * A decision's facts are plain fields; what costs a walk of the queued
+ * window (rule 2's better victim, modeled time from horizon.c) is a
+ * question the policy calls only if it uses the answer, worked out at most
+ * once per decision. Each question's struct is the first member of core's
+ * own, so the function gets back to the device from it.
+ */
+#include <stdlib.h>
+
+#include "backend/backend.h"
+#include "core/ask.h"
+#include "core/horizon.h"
+#include "core/victim.h"
+
+dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
+{
+	const struct dao_rates *r = &d->be->rates;
+	const struct policy_device dev = {
+		.budget = d->budget,
+		.lookahead = d->lookahead,
+		.h2d_bytes_per_s = r->h2d_bytes_per_s,
+		.d2h_bytes_per_s = r->d2h_bytes_per_s,
+		.flops_per_s = r->flops_per_s,
+		.mem_bytes_per_s = r->mem_bytes_per_s,
+		.launch_ns = r->launch_ns,
+	};
+	struct policy_use *uses = NULL;
+	void *state = NULL;
+	dao_status st;
+
+	if (!pol || !pol->rank || !pol->fetch_now || !pol->fetch_room)
+		return DAO_ERR_CONFIG;
+	if (pol->queued && !(uses = calloc(DAO_MAX_OPERANDS, sizeof(*uses))))
+		return DAO_ERR_NOMEM;
+	if (pol->create && (st = pol->create(&dev, &state)) != DAO_OK) {
+		free(uses);
+		return st;
+	}
+	d->pol = pol;
+	d->pol_state = state;
+	d->res.pol_uses = uses;
+	return DAO_OK;
+}
+
+void ask_stop(struct device *d)
+{
+	if (d->pol && d->pol->destroy)
+		d->pol->destroy(d->pol_state);
+	d->pol_state = NULL;
+	free(d->res.pol_uses);
+	d->res.pol_uses = NULL;
+}
+
+/* How many queued ops the better-victim walk looks through. */
+#define PREFETCH_SCAN_OPS 256
+
+struct fetch_room {
+	struct policy_fetch_room q; /* first */
+	struct device *d;
+	const struct op *target;
+	bool better_known;
+	uint64_t better_key;
+	const struct op *freed_by; /* the op whose end frees the better victim */
+};
+
+static void best_after(struct fetch_room *fr, const struct op *op)
+{
+	for (uint32_t i = 0; i < op->nopnd; i++) {
+		const struct opnd *u = &op->opnd[i];
+
+		if (u->rec->blk) {
+			uint64_t k = victim_key_after(fr->d, u);
+
+			if (k > fr->better_key) {
+				fr->better_key = k;
+				fr->freed_by = op;
+			}
+		}
+	}
+}
+
+/*
+ * The best victim that a resident record used before the target will be
+ * once that use is done (the running op's operands included). Fetching
+ * for the target now by evicting a worse victim would be harm Belady would
+ * not do at the target's turn.
+ */
+static uint64_t better_key(struct policy_fetch_room *q)
+{
+	struct fetch_room *fr = (struct fetch_room *)q;
+	struct device *d = fr->d;
+	unsigned n = 0;
+
+	if (fr->better_known)
+		return fr->better_key;
+	fr->better_known = true;
+	if (d->q.pinned_op)
+		best_after(fr, d->q.pinned_op);
+	for (const struct op *op = d->q.head; op && op != fr->target && n < PREFETCH_SCAN_OPS;
+	     op = op->next, n++)
+		best_after(fr, op);
+	return fr->better_key;
+}
+
+static bool due(struct policy_fetch_room *q)
+{
+	struct fetch_room *fr = (struct fetch_room *)q;
+
+	return horizon_due(fr->d, fr->target);
+}
+
+static bool late_waiting(struct policy_fetch_room *q)
+{
+	struct fetch_room *fr = (struct fetch_room *)q;
+
+	better_key(q);
+	return horizon_late(fr->d, fr->freed_by, fr->target);
+}
+
+uint64_t ask_fetch_room(struct device *d, const struct op *target)
+{
+	struct fetch_room fr = {
+		.q = { .target = target->seq,
+		       .better_key = better_key,
+		       .due = due,
+		       .late_waiting = late_waiting },
+		.d = d,
+		.target = target,
+	};
+
+	return d->pol->fetch_room(d->pol_state, &fr.q);
+}
+
+static uint64_t peak_room(struct policy_clean *c)
+{
+	struct clean_turn *t = (struct clean_turn *)c;
+
+	if (!t->room_known) {
+		t->room = horizon_peak_room(t->d);
+		t->room_known = true;
+	}
+	return t->room;
+}
+
+static uint64_t compute_ns(struct policy_clean *c)
+{
+	struct clean_turn *t = (struct clean_turn *)c;
+
+	if (!t->compute_known) {
+		t->compute_ns = horizon_compute_ns(t->d, t->frontier_op);
+		t->compute_known = true;
+	}
+	return t->compute_ns;
+}
+
+static uint64_t d2h_ns(struct policy_clean *c, uint64_t bytes)
+{
+	return horizon_d2h_ns(((struct clean_turn *)c)->d, bytes);
+}
+
+bool ask_clean_begin(struct clean_turn *t, struct device *d)
+{
+	const struct op *frontier_op = d->res.pf_op;
+
+	if (!d->pol->clean)
+		return false;
+	*t = (struct clean_turn){
+		.c = { .frontier = frontier_op ? frontier_op->seq : d->q.next_seq,
+		       .free_bytes = d->res.arena.size - d->res.arena.used,
+		       .peak_room = peak_room,
+		       .compute_ns = compute_ns,
+		       .d2h_ns = d2h_ns },
+		.d = d,
+		.frontier_op = frontier_op,
+	};
+	return true;
+}
+
+bool ask_clean(struct clean_turn *t, uint64_t key, uint64_t bytes)
+{
+	t->c.key = key;
+	t->c.bytes = bytes;
+	t->c.cleaned_bytes = t->d->res.clean_bytes;
+	return t->d->pol->clean(t->d->pol_state, &t->c);
+}
+
+void ask_iteration(struct device *d, const struct op *mark)
+{
+	const struct policy_mark m = {
+		.seq = mark->seq,
+		.iteration = d->res.iter_no,
+		.prev_len = d->res.prev_iter_len,
+	};
+
+	if (d->pol->iteration && d->pol->iteration(d->pol_state, &m) == POLICY_RERANK)
+		victim_rerank(d);
+}
+
+void ask_queued_slow(struct device *d, const struct op *op)
+{
+	struct policy_use *uses = d->res.pol_uses;
+	struct policy_op o = {
+		.seq = op->seq,
+		.kind = op->kind == OP_KERNEL  ? POLICY_OP_KERNEL
+			: op->kind == OP_WRITE ? POLICY_OP_WRITE
+					       : POLICY_OP_READ,
+		.flops = op->flops,
+		.nuses = op->nopnd,
+		.uses = uses,
+	};
+
+	for (uint32_t i = 0; i < op->nopnd; i++)
+		uses[i] = (struct policy_use){ .id = op->opnd[i].rec->id,
+					       .bytes = op->opnd[i].rec->asize,
+					       .mode = (dao_mode)op->opnd[i].mode };
+	if (d->pol->queued(d->pol_state, &o) == POLICY_RERANK)
+		victim_rerank(d);
+}

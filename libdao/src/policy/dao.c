@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dao.c - the default policy: Belady's order (belady.c), with a little
+ * traffic spent on time where the copy engines would otherwise idle or a
+ * kernel wait (Documentation/design.md, "Policy" and "Modeled time"):
+ *
+ *  - dirty records rank apart: a dirty victim costs a write-back now on
+ *    top of the fetch later, so it goes only when its next use is more
+ *    than 1.25 times as far as the best clean victim's;
+ *  - a prefetch that is due in modeled time (put off to the next decision
+ *    it would arrive late) skips rule 2 when waiting for the better victim
+ *    would make it late too, so that it overlaps the kernels before its
+ *    own; belady waits everywhere;
+ *  - dirty records are written back ahead of their eviction while the d2h
+ *    engine has time, so that their eviction is a drop.
+ */
+#include "policy/policy.h"
+
+/* A dirty victim must be needed this much farther away than the best clean
+ * one (in distance from now) to be chosen. */
+#define DIRTY_NUM 5
+#define DIRTY_DEN 4
+
+static struct policy_rank dao_rank(void *state, const struct policy_rec *r)
+{
+	return (struct policy_rank){ .key = policy_key_next_use(r), .apart = r->dirty };
+}
+
+static uint64_t distance(uint64_t key, uint64_t now)
+{
+	return key > now ? key - now : 0;
+}
+
+static bool dao_pick_apart(void *state, uint64_t dirty_key, uint64_t clean_key, uint64_t now)
+{
+	if (clean_key >= POLICY_KEY_UNKNOWN)
+		return false;
+	if (dirty_key >= POLICY_KEY_UNKNOWN)
+		return true;
+	return distance(dirty_key, now) / DIRTY_NUM > distance(clean_key, now) / DIRTY_DEN;
+}
+
+static uint64_t dao_fetch_room(void *state, struct policy_fetch_room *q)
+{
+	uint64_t better = q->better_key(q);
+
+	if (q->due(q) && q->late_waiting(q))
+		return 0;
+	return better;
+}
+
+/*
+ * Write back ahead only while the window's placements will need more room
+ * at once than is free and cleaned already (so that some record will be
+ * evicted), only as far ahead as the d2h engine works while the kernels up
+ * to the prefetch frontier compute, and only records needed after that
+ * frontier.
+ */
+static bool dao_clean(void *state, struct policy_clean *c)
+{
+	if (c->free_bytes + c->cleaned_bytes >= c->peak_room(c))
+		return false;
+	if (c->key <= c->frontier)
+		return false;
+	return !c->cleaned_bytes || c->d2h_ns(c, c->cleaned_bytes + c->bytes) <= c->compute_ns(c);
+}
+
+const struct dao_policy_ops policy_dao = {
+	.rank = dao_rank,
+	.pick_apart = dao_pick_apart,
+	.fetch_now = policy_fetch_bounded,
+	.fetch_room = dao_fetch_room,
+	.clean = dao_clean,
+};
