@@ -85,6 +85,15 @@ $(KTEST_BIN)/libdao_%: tests/kmod/libdao_%.c $(LIBDAO_NOCUDA_A) $(KTEST_BIN)/uti
 KTEST_LIBDAO := $(patsubst tests/kmod/%.c,$(KTEST_BIN)/%,\
                   $(filter-out tests/kmod/libdao_cuda_job.c,$(wildcard tests/kmod/libdao_*.c)))
 
+# The soak test (tests/soak/) with the module loaded: DAO_SOAK_SECONDS
+# from the kernel command line, else its default. In the VM it is the only
+# user of /dev/dao (DAO_SOAK_SOLE_USER), so it checks the module's counts.
+$(KTEST_BIN)/libdao_soak: $(SOAK_DEPS) $(LIBDAO_NOCUDA_A) $(KTEST_BIN)/json.o
+	@mkdir -p $(@D)
+	$(CC) $(KTEST_CFLAGS) -DDAO_SOAK_SOLE_USER -Itests -Itests/unit -static -o $@ tests/soak/soak.c $(KTEST_BIN)/json.o \
+		$(LIBDAO_NOCUDA_A) -lutil $(KTEST_LIBS) $(KTEST_LDFLAGS)
+KTEST_LIBDAO += $(if $(SOAK_DEPS),$(KTEST_BIN)/libdao_soak)
+
 # The cuda-explicit job of the VM suite: libdao with its CUDA backends and
 # the CUDA runtime model (tests/cudamodel/) linked in statically, since the
 # VM has no dynamic loader; the model stays inside this test binary.

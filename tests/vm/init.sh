@@ -8,6 +8,8 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
+# Pseudo terminals: the soak test runs daoctl top on one.
+mkdir -p /dev/pts && mount -t devpts devpts /dev/pts 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 
 leaks=/sys/kernel/debug/kmemleak
