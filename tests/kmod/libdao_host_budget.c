@@ -245,18 +245,6 @@ TEST_F_TIMEOUT(node, job_beside_a_neighbour_stops_at_what_is_left, 300)
 
 static char cg_dir[64];
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static long long memory_events(const char *key)
 {
 	char path[128], line[128];
@@ -284,7 +272,7 @@ static int cg_setup(uint64_t limit)
 	if (mkdir(cg_dir, 0700) || mount("none", cg_dir, "cgroup2", 0, NULL))
 		return -errno;
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg_dir);
-	ret = write_file(path, "+memory");
+	ret = file_write(path, "+memory");
 	if (ret)
 		return ret;
 	snprintf(path, sizeof(path), "%s/job", cg_dir);
@@ -292,7 +280,7 @@ static int cg_setup(uint64_t limit)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/job/memory.max", cg_dir);
 	snprintf(value, sizeof(value), "%llu", (unsigned long long)limit);
-	return write_file(path, value);
+	return file_write(path, value);
 }
 
 static void cg_teardown(void)

@@ -51,16 +51,9 @@ static const char *const injectors[] = { "failslab", "fail_page_alloc", "fail_us
 static int put(const char *dir, const char *name, const char *value)
 {
 	char path[128];
-	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", DEBUGFS, dir, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return file_write(path, value);
 }
 
 static bool injection_available(void)
