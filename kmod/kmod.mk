@@ -73,13 +73,26 @@ $(KTEST_BIN)/test_%: tests/kmod/test_%.c $(KTEST_BIN)/util.o $(KSELFTEST_DIR)/ks
 		tests/kmod/util.h tests/kmod/child.h kmod/include/uapi/linux/dao.h
 	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(KTEST_LIBS) $(KTEST_LDFLAGS)
 
-# The libdao program of the VM suite: a job whose staging does not fit
-# under the node limit it runs with.
-$(KTEST_BIN)/libdao_job: tests/kmod/libdao_job.c $(LIBDAO_NOCUDA_A) $(KTEST_BIN)/util.o \
-		$(KSELFTEST_DIR)/kselftest_harness.h
+# The libdao programs of the VM suite (libdao_job: a job whose staging
+# does not fit under the node limit it runs with; libdao_host_budget: jobs
+# that ask for more host memory than the VM has), linked with libdao
+# without CUDA. libdao_cuda_job has a rule of its own below.
+$(KTEST_BIN)/libdao_%: tests/kmod/libdao_%.c $(LIBDAO_NOCUDA_A) $(KTEST_BIN)/util.o \
+		$(KSELFTEST_DIR)/kselftest_harness.h tests/kmod/util.h
 	@mkdir -p $(@D)
 	$(CC) $(KTEST_CFLAGS) -static -o $@ $< $(KTEST_BIN)/util.o $(LIBDAO_NOCUDA_A) $(KTEST_LIBS) \
 		$(KTEST_LDFLAGS)
+KTEST_LIBDAO := $(patsubst tests/kmod/%.c,$(KTEST_BIN)/%,\
+                  $(filter-out tests/kmod/libdao_cuda_job.c,$(wildcard tests/kmod/libdao_*.c)))
+
+# The soak test (tests/soak/) with the module loaded: DAO_SOAK_SECONDS
+# from the kernel command line, else its default. In the VM it is the only
+# user of /dev/dao (DAO_SOAK_SOLE_USER), so it checks the module's counts.
+$(KTEST_BIN)/libdao_soak: $(SOAK_DEPS) $(LIBDAO_NOCUDA_A) $(KTEST_BIN)/json.o
+	@mkdir -p $(@D)
+	$(CC) $(KTEST_CFLAGS) -DDAO_SOAK_SOLE_USER -Itests -Itests/unit -static -o $@ tests/soak/soak.c $(KTEST_BIN)/json.o \
+		$(LIBDAO_NOCUDA_A) -lutil $(KTEST_LIBS) $(KTEST_LDFLAGS)
+KTEST_LIBDAO += $(if $(SOAK_DEPS),$(KTEST_BIN)/libdao_soak)
 
 # The cuda-explicit job of the VM suite: libdao with its CUDA backends and
 # the CUDA runtime model (tests/cudamodel/) linked in statically, since the
@@ -130,7 +143,7 @@ $(KTEST_BIN)/vmexit: tests/vm/vmexit.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
 
-KCHECK_PROGS := $(KTESTS) $(KTEST_BIN)/vmexit $(if $(wildcard tests/kmod/libdao_job.c),$(KTEST_BIN)/libdao_job) \
+KCHECK_PROGS := $(KTESTS) $(KTEST_BIN)/vmexit $(KTEST_LIBDAO) \
                 $(KTEST_CUDA_JOB) \
                 $(KTEST_DAOCTL) $(KTEST_PUBJOB)
 KCHECK_TIMEOUT ?= 900

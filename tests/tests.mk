@@ -28,6 +28,7 @@ CHECK_EXTRA ?=
 # (Included before the check rule below, which expands CHECK_EXTRA as it is read.)
 include tests/abi/abi.mk
 include tests/layers/layers.mk
+include tests/soak/soak.mk
 
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1

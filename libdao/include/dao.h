@@ -44,7 +44,7 @@ typedef enum dao_status {
 	DAO_ERR_FOREIGN = 6,     /* buffer handle belongs to another context */
 	DAO_ERR_CLOSED = 7,      /* context handle closed, stale or never issued */
 	DAO_ERR_BUDGET = 8,      /* a kernel's operands do not fit in the device budget */
-	DAO_ERR_HOST_BUDGET = 9, /* the host budget cannot back another buffer */
+	DAO_ERR_HOST_BUDGET = 9, /* host budget (or the node's memory) exhausted */
 	DAO_ERR_NOMEM = 10,      /* the system ran out of memory */
 	DAO_ERR_BACKEND = 11,    /* the backend is unavailable or failed */
 	DAO_ERR_CONFIG = 12,     /* bad configuration (struct field or environment) */
@@ -107,7 +107,8 @@ typedef enum dao_log_level {
  * zero (or NULL) takes its environment variable, else the default:
  *   backend        DAO_BACKEND        host|cuda-managed|cuda-explicit|auto
  *   device_budget  DAO_DEVICE_BUDGET  bytes, K/M/G/T suffix, or N% of device memory
- *   host_budget    DAO_HOST_BUDGET    bytes with suffix, or N% of host memory
+ *   host_budget    DAO_HOST_BUDGET    bytes with suffix, or N% of what the node
+ *                                     could give the process (default 100%)
  *   policy         DAO_POLICY         dao|belady|lru|fifo
  *   lookahead      DAO_LOOKAHEAD      kernels the job may run ahead (default 64)
  *   log_level      DAO_LOG            silent|error|warn|info|debug, for this
@@ -126,6 +127,18 @@ typedef enum dao_log_level {
  * that fits after this rounding is accepted. (On cuda-managed a buffer of
  * 2 MiB or more owns whole 2 MiB blocks of managed memory, but only the
  * 64 KiB units it spans move to the device and count in the budget.)
+ *
+ * The host budget is held to what the node can give (Documentation/libdao.md,
+ * "The host budget and the node"): what it could ever give the process is
+ * physical memory, capped by the process's memory cgroup limit and, under
+ * strict overcommit, by the commit limit; dao_open refuses an explicit host
+ * budget above that with DAO_ERR_CONFIG. What it can give now is
+ * MemAvailable, capped by the cgroup's headroom (page cache counted as free)
+ * and the commit headroom: dao_buffer_create fails with DAO_ERR_HOST_BUDGET,
+ * changing nothing, when the live buffers with the new one would need more
+ * host memory than libdao holds plus that (each counted at its bytes, its
+ * page tables and a page for the allocator). A backend that keeps no data
+ * (the simulator) is exempt.
  */
 typedef struct dao_config {
 	uint32_t size; /* sizeof(struct dao_config), set by dao_config_init */

@@ -117,19 +117,24 @@ long long vmstat_get(const char *name)
 	return read_key("/proc/vmstat", name, ' ');
 }
 
-int param_set(const char *name, const char *value)
+int file_write(const char *path, const char *value)
 {
-	char path[128];
-	int fd, ret = 0;
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
 
-	snprintf(path, sizeof(path), "/sys/module/dao/parameters/%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, value, strlen(value)) < 0)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+int param_set(const char *name, const char *value)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/dao/parameters/%s", name);
+	return file_write(path, value);
 }
 
 long long param_get(const char *name)

@@ -32,6 +32,8 @@ long vmpin_kb(pid_t pid);
 long long vmstat_get(const char *name);
 
 /* /sys/module/dao/parameters/NAME */
+/* Writes value to the file at path (sysfs, debugfs, cgroupfs): 0 or -errno. */
+int file_write(const char *path, const char *value);
 int param_set(const char *name, const char *value);
 long long param_get(const char *name);
 int limit_set_mb(unsigned long long mb);

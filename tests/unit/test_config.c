@@ -6,6 +6,7 @@
  * are unavailable, and DAO_TRACE.
  */
 #include "common.h"
+#include "base/node_memory.h"
 
 #define MiB (1ull << 20)
 
@@ -311,10 +312,15 @@ static void test_defaults(void)
 	TAP_IS_U64(info.lookahead, 64, "default lookahead: 64");
 	tap_ok(!(info.flags & DAO_CONFIG_PRIVATE), "not private");
 	if (info.backend == DAO_BACKEND_HOST) {
+		struct node_memory nm;
+
 		TAP_IS_U64(info.device_memory, ram, "host backend: device memory is physical RAM");
 		tap_ok(info.device_budget <= ram / 2 && info.device_budget + 4096 > ram / 2,
 		       "default device budget: half of it (%" PRIu64 ")", info.device_budget);
-		TAP_IS_U64(info.host_budget, ram, "default host budget: physical RAM");
+		node_memory_read(&nm);
+		TAP_IS_U64(info.host_budget, nm.capacity,
+			   "default host budget: what the node could give (physical RAM, or the "
+			   "memory cgroup's limit)");
 	}
 	TEST_TRY(dao_close(ctx, NULL));
 	test_clear_env();

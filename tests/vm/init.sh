@@ -8,6 +8,8 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
+# Pseudo terminals: the soak test runs daoctl top on one.
+mkdir -p /dev/pts && mount -t devpts devpts /dev/pts 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 
 leaks=/sys/kernel/debug/kmemleak
@@ -39,7 +41,7 @@ done
 # was built with CUDA). DAO_GCOV=DIR (coverage-cuda-vm): a coverage build
 # writes its .gcda files under DIR, printed in hex at the end.
 [ -n "${DAO_GCOV:-}" ] && export GCOV_PREFIX=$DAO_GCOV
-for t in /tests/libdao_job /tests/libdao_cuda_job; do
+for t in /tests/libdao_*; do
 	[ -x "$t" ] || continue
 	name=${t##*/}
 	echo "DAO-KCHECK: run $name"

@@ -9,11 +9,14 @@
 
 #include "base/fault.h"
 #include "base/log.h"
+#include "base/node_memory.h"
+#include "core/lock.h"
 #include "core/record.h"
 #include "api/enter.h"
 
 /* Count bytes into the host budget, unless they do not fit: one atomic
- * step, so racing creates never commit more than the budget together. */
+ * step, so racing creates never commit more than the budget together.
+ * *committed gets the total with them, or without them when they do not fit. */
 static bool host_reserve(struct device *d, uint64_t bytes, uint64_t *committed)
 {
 	uint64_t cur = __atomic_load_n(&d->host.committed, __ATOMIC_RELAXED);
@@ -25,7 +28,50 @@ static bool host_reserve(struct device *d, uint64_t bytes, uint64_t *committed)
 		}
 	} while (!__atomic_compare_exchange_n(&d->host.committed, &cur, cur + bytes, true,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*committed = cur + bytes;
 	return true;
+}
+
+/*
+ * The node's side of the host budget (dao.h): the live buffers with this
+ * one must be backed by the host copies libdao holds plus what the node has
+ * available now, counting what each costs beyond its bytes
+ * (node_memory_backs). The node is read again only when the committed
+ * bytes have used half of what the last reading left (d->host_room):
+ * creates cost nothing more until the job nears what the node can give,
+ * and memory taken outside libdao in between, up to that half, cannot
+ * carry the job past what the node has.
+ */
+static dao_status host_room_check(struct ctx *c, uint64_t committed, uint64_t bytes, bool locked)
+{
+	struct device *d = c->dev;
+	struct node_memory nm;
+	uint64_t held, buffers, room, now;
+
+	if (committed <= __atomic_load_n(&d->host.room, __ATOMIC_RELAXED))
+		return DAO_OK;
+	/* Held before available: a host copy made in between is in neither,
+	 * which errs on the side of the node. */
+	if (!locked)
+		ctx_lock_device(c);
+	held = d->stats.host_bytes;
+	buffers = d->stats.live_buffers + 1;
+	if (!locked)
+		dev_unlock(d);
+	node_memory_read(&nm);
+	room = node_memory_backs(nm.available > UINT64_MAX - held ? UINT64_MAX : held + nm.available,
+				 buffers);
+	now = committed <= room ? committed : committed - bytes;
+	__atomic_store_n(&d->host.room, now + (room > now ? (room - now) / 2 : 0), __ATOMIC_RELAXED);
+	if (committed <= room)
+		return DAO_OK;
+	dao_err("the node cannot back a buffer of %llu bytes: %llu live buffers of %llu bytes in "
+		"all, with their page tables and a page each, exceed the %llu bytes of host "
+		"copies libdao holds and the %llu the node has available (%s)",
+		(unsigned long long)bytes, (unsigned long long)buffers,
+		(unsigned long long)committed, (unsigned long long)held,
+		(unsigned long long)nm.available, nm.available_by);
+	return DAO_ERR_HOST_BUDGET;
 }
 
 /*
@@ -66,6 +112,8 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 			(unsigned long long)d->host.budget, (unsigned long long)committed,
 			(unsigned long long)bytes);
 		st = DAO_ERR_HOST_BUDGET;
+	} else if ((st = host_room_check(c, committed, bytes, locked)) != DAO_OK) {
+		__atomic_fetch_sub(&d->host.committed, bytes, __ATOMIC_RELAXED);
 	} else {
 		pthread_mutex_lock(&c->slot_mu);
 		if (slot_table_full(c) && !locked) {

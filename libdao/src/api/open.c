@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "backend/backends.h"
 #include "base/log.h"
+#include "base/node_memory.h"
 #include "core/device.h"
 #include "core/inbox.h"
 #include "core/lock.h"
@@ -43,10 +44,37 @@ static void shared_forget(struct device *d)
 		}
 }
 
-/* The host budget: explicit, or a share of physical memory. */
-static uint64_t host_budget_of(const struct resolved_config *rc)
+/* The host budget: explicit, or a share of what the node could ever give
+ * this process (base/node_memory.c). */
+static uint64_t host_budget_of(const struct resolved_config *rc, const struct node_memory *nm)
 {
-	return dao_budget_bytes(rc->host_budget, rc->host_budget_percent, dao_host_memory_bytes());
+	return dao_budget_bytes(rc->host_budget, rc->host_budget_percent, nm->capacity);
+}
+
+/*
+ * The host budget against the node (dao.h): one the node could never give
+ * is refused here, since buffers that outgrow the node's memory would meet
+ * the OOM killer instead of a status; what it can give now is checked by
+ * the creates that need it, from d->host_room on (api/buffers.c). Not for
+ * a backend that keeps no data (the simulator).
+ */
+static dao_status host_budget_admit(const struct resolved_config *rc, const struct dao_backend *be,
+				    const struct node_memory *nm)
+{
+	uint64_t want = host_budget_of(rc, nm);
+
+	if (!be->holds_data || want <= nm->capacity)
+		return DAO_OK;
+	dao_err("a host budget of %llu bytes exceeds the %llu bytes this node can give the "
+		"process (%s)",
+		(unsigned long long)want, (unsigned long long)nm->capacity, nm->capacity_by);
+	return DAO_ERR_CONFIG;
+}
+
+static void host_room_init(struct device *d, const struct node_memory *nm)
+{
+	/* Half of it, as after every reading (api/buffers.c). */
+	d->host.room = d->be->holds_data ? node_memory_backs(nm->available, 1) / 2 : UINT64_MAX;
 }
 
 /* auto: cuda-explicit when a CUDA device is usable, else host; said once
@@ -147,7 +175,8 @@ static void open_prime(struct ctx *c)
  * taken from one that did. Returns the name of the first setting that
  * differs, NULL when none.
  */
-static const char *shared_conflict(const struct device *d, const struct resolved_config *rc)
+static const char *shared_conflict(const struct device *d, const struct resolved_config *rc,
+				   const struct node_memory *nm)
 {
 	if (rc->budget_explicit) {
 		uint64_t want = dao_budget_bytes(rc->device_budget, rc->device_budget_percent,
@@ -162,7 +191,7 @@ static const char *shared_conflict(const struct device *d, const struct resolved
 		return "determinism";
 	if (rc->lookahead_explicit && rc->lookahead != d->lookahead)
 		return "lookahead";
-	if (rc->host_budget_explicit && host_budget_of(rc) != d->host.budget)
+	if (rc->host_budget_explicit && host_budget_of(rc, nm) != d->host.budget)
 		return "host budget";
 	if (rc->trace_path[0] && (!d->trace.path || strcmp(rc->trace_path, d->trace.path)))
 		return "trace file";
@@ -171,12 +200,15 @@ static const char *shared_conflict(const struct device *d, const struct resolved
 
 static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 {
+	struct node_memory nm;
 	struct dao_backend *be;
 	struct device *d;
 	struct ctx *c;
 	dao_status st;
 	const char *differs;
 
+	/* Files to read: before the registry's mutex, which every open takes. */
+	node_memory_read(&nm);
 	registry_lock();
 	if (rc->backend == DAO_BACKEND_AUTO)
 		rc->backend = auto_backend();
@@ -191,7 +223,7 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 			registry_unlock();
 			return st;
 		}
-		differs = shared_conflict(d, rc);
+		differs = shared_conflict(d, rc, &nm);
 		if (differs) {
 			registry_unlock();
 			dao_err("a context is already open on the %s device with another %s "
@@ -208,9 +240,12 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		return st;
 	}
 	st = backend_open(rc, &be);
+	if (st == DAO_OK && (st = host_budget_admit(rc, be, &nm)) != DAO_OK)
+		be->ops->destroy(be);
 	if (st == DAO_OK)
-		st = device_create(be, rc, host_budget_of(rc), &d);
+		st = device_create(be, rc, host_budget_of(rc, &nm), &d);
 	if (st == DAO_OK) {
+		host_room_init(d, &nm);
 		st = open_on(d, rc, !(rc->flags & DAO_CONFIG_PRIVATE), out, &c);
 		if (st != DAO_OK) {
 			device_destroy(d);
@@ -247,6 +282,7 @@ dao_status dao_open(const dao_config *cfg, dao_ctx *out)
 
 dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, dao_ctx *out)
 {
+	struct node_memory nm;
 	struct resolved_config rc;
 	struct device *d;
 	struct ctx *c;
@@ -265,11 +301,19 @@ dao_status dao_open_on_backend(const dao_config *cfg, struct dao_backend *be, da
 		dao_log_scope_pop();
 		return st;
 	}
-	st = device_create(be, &rc, host_budget_of(&rc), &d);
+	node_memory_read(&nm);
+	st = host_budget_admit(&rc, be, &nm);
+	if (st != DAO_OK) {
+		be->ops->destroy(be);
+		dao_log_scope_pop();
+		return st;
+	}
+	st = device_create(be, &rc, host_budget_of(&rc, &nm), &d);
 	if (st != DAO_OK) {
 		dao_log_scope_pop();
 		return st;
 	}
+	host_room_init(d, &nm);
 	registry_lock();
 	st = open_on(d, &rc, false, out, &c);
 	registry_unlock();

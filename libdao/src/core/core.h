@@ -57,7 +57,9 @@
  *     |
  *   base/     log.c, status.c (names of statuses),
  *             fence.h (engines and fences), fault.c (the calls to the
- *             world beneath, each of which DAO_FAULT can fail on purpose)
+ *             world beneath, each of which DAO_FAULT can fail on purpose),
+ *             node_memory.c (what host memory the node can give the
+ *             process: the host budget's bound)
  */
 #ifndef DAO_CORE_H
 #define DAO_CORE_H

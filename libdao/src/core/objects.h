@@ -379,6 +379,11 @@ struct device {
 		/* Bytes of live owning buffers: atomic, creates add without
 		 * dev->mu. */
 		uint64_t committed;
+		/* Committed bytes the node could back at its last reading:
+		 * host copies libdao held then plus what the node had
+		 * available (api/buffers.c); UINT64_MAX when the backend
+		 * keeps no data. Atomic. */
+		uint64_t room;
 	} host;
 	struct {
 		bool shared;

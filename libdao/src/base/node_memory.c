@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * node_memory.c - how much host memory the node can give this process:
+ * /proc/meminfo, the process's memory cgroup (found through
+ * /proc/self/cgroup and /proc/self/mountinfo, wherever it is mounted), and
+ * the commit limit when the administrator made overcommit strict. Each
+ * bound that cannot be read is left out: it bounds nothing.
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/node_memory.h"
+
+#define TEXT_CAP 16384
+#define PATH_CAP 4096
+
+/* The file at root + path, NUL-terminated; false when unreadable. */
+static bool read_text(const char *root, const char *path, char *buf, size_t cap)
+{
+	char full[PATH_CAP];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(full, sizeof(full), "%s%s", root, path) >= sizeof(full))
+		return false;
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	return len > 0;
+}
+
+/* The number after "key:" or "key " at the start of a line; "kB" after it
+ * (meminfo) multiplies by 1024. */
+static bool key_u64(const char *text, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = text; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		char *end;
+		unsigned long long v;
+
+		if (strncmp(line, key, klen) || (line[klen] != ':' && line[klen] != ' '))
+			continue;
+		v = strtoull(line + klen + 1, &end, 10);
+		if (end == line + klen + 1)
+			return false;
+		while (*end == ' ')
+			end++;
+		*out = strncmp(end, "kB", 2) ? v : v * 1024;
+		return true;
+	}
+	return false;
+}
+
+/* A file holding one number, or "max" (v2: no limit, UINT64_MAX). */
+static bool file_u64(const char *root, const char *dir, const char *name, uint64_t *out)
+{
+	char path[PATH_CAP], buf[64];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+	    !read_text(root, path, buf, sizeof(buf)))
+		return false;
+	if (!strncmp(buf, "max", 3)) {
+		*out = UINT64_MAX;
+		return true;
+	}
+	if (!isdigit((unsigned char)buf[0]))
+		return false;
+	*out = strtoull(buf, NULL, 10);
+	return true;
+}
+
+/* mountinfo escapes blanks and backslashes as \ooo. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+static bool has_token(const char *list, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	for (const char *p = list; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+		if (!strncmp(p, tok, n) && (p[n] == ',' || p[n] == '\0' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+/*
+ * The process's memory cgroup: its path in the hierarchy from
+ * /proc/self/cgroup (v1's memory controller when one is mounted, else the
+ * v2 hierarchy), then the mount of that hierarchy whose root contains it.
+ * dir gets the directory, mnt_len how much of it is the mount point.
+ */
+static bool cgroup_dir(const char *root, char *text, char *dir, size_t cap, size_t *mnt_len,
+		       bool *v2)
+{
+	char cg[PATH_CAP] = "", *lines;
+	bool have_v1 = false, have_v2 = false;
+
+	if (!read_text(root, "/proc/self/cgroup", text, TEXT_CAP))
+		return false;
+	for (char *line = strtok_r(text, "\n", &lines); line; line = strtok_r(NULL, "\n", &lines)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+		if (!c2 || strlen(c2 + 1) >= sizeof(cg))
+			continue;
+		*c2 = '\0';
+		/* v2 is "0::PATH"; v1 "ID:CONTROLLERS:PATH". */
+		if (c1 == line + 1 && line[0] == '0' && c2 == c1 + 1 && !have_v1) {
+			strcpy(cg, c2 + 1);
+			have_v2 = true;
+		} else if (has_token(c1 + 1, "memory")) {
+			strcpy(cg, c2 + 1);
+			have_v1 = true;
+		}
+	}
+	if (!have_v1 && !have_v2)
+		return false;
+	*v2 = !have_v1;
+	if (!read_text(root, "/proc/self/mountinfo", text, TEXT_CAP))
+		return false;
+	for (char *line = strtok_r(text, "\n", &lines); line; line = strtok_r(NULL, "\n", &lines)) {
+		char *f[5], *dash = strstr(line, " - "), *fstype, *opts, *save;
+		size_t rlen;
+		int i;
+
+		if (!dash)
+			continue;
+		*dash = '\0';
+		f[0] = strtok_r(line, " ", &save);
+		for (i = 1; i < 5 && f[i - 1]; i++)
+			f[i] = strtok_r(NULL, " ", &save);
+		fstype = strtok_r(dash + 3, " ", &save);
+		(void)strtok_r(NULL, " ", &save); /* source */
+		opts = strtok_r(NULL, " ", &save);
+		if (i < 5 || !f[4] || !fstype || !opts)
+			continue;
+		if (*v2 ? strcmp(fstype, "cgroup2") : strcmp(fstype, "cgroup") || !has_token(opts, "memory"))
+			continue;
+		unescape(f[3]);
+		unescape(f[4]);
+		/* The mount shows the hierarchy from f[3] down. */
+		rlen = strcmp(f[3], "/") ? strlen(f[3]) : 0;
+		if (strncmp(cg, f[3], rlen) || (cg[rlen] != '/' && cg[rlen] != '\0'))
+			continue;
+		if ((size_t)snprintf(dir, cap, "%s%s", f[4], cg + rlen) >= cap)
+			return false;
+		*mnt_len = strlen(f[4]);
+		/* "/" alone as the mount point would leave "//path". */
+		if (*mnt_len == 1)
+			*mnt_len = 0;
+		return true;
+	}
+	return false;
+}
+
+/* Limit, and headroom (limit less use, page cache counted as free). */
+static void cgroup_level(uint64_t limit, uint64_t usage, uint64_t cache, uint64_t *cap,
+			 uint64_t *room)
+{
+	uint64_t free_now;
+
+	if (limit == UINT64_MAX)
+		return;
+	if (limit < *cap)
+		*cap = limit;
+	free_now = usage >= limit ? 0 : limit - usage;
+	free_now = free_now + cache < free_now ? UINT64_MAX : free_now + cache;
+	if (free_now > limit)
+		free_now = limit;
+	if (free_now < *room)
+		*room = free_now;
+}
+
+/* v2: every level from the process's cgroup up to the mount's root has a
+ * limit of its own; the root cgroup has no memory.max. */
+static void cgroup_bounds(const char *root, char *text, uint64_t *cap, uint64_t *room)
+{
+	char dir[PATH_CAP];
+	size_t mnt_len;
+	bool v2;
+
+	if (!cgroup_dir(root, text, dir, sizeof(dir), &mnt_len, &v2))
+		return;
+	if (!v2) {
+		uint64_t limit, usage, act = 0, inact = 0;
+		char path[PATH_CAP + 16];
+
+		/* v1 folds the ancestors' limits into hierarchical_memory_limit. */
+		snprintf(path, sizeof(path), "%s/memory.stat", dir);
+		if (!read_text(root, path, text, TEXT_CAP) ||
+		    !key_u64(text, "hierarchical_memory_limit", &limit) ||
+		    !file_u64(root, dir, "memory.usage_in_bytes", &usage))
+			return;
+		key_u64(text, "total_active_file", &act);
+		key_u64(text, "total_inactive_file", &inact);
+		cgroup_level(limit, usage, act + inact, cap, room);
+		return;
+	}
+	for (;;) {
+		uint64_t limit, usage, act = 0, inact = 0;
+		char path[PATH_CAP + 16];
+		char *slash;
+
+		if (!file_u64(root, dir, "memory.max", &limit) ||
+		    !file_u64(root, dir, "memory.current", &usage))
+			break;
+		snprintf(path, sizeof(path), "%s/memory.stat", dir);
+		if (read_text(root, path, text, TEXT_CAP)) {
+			key_u64(text, "active_file", &act);
+			key_u64(text, "inactive_file", &inact);
+		}
+		cgroup_level(limit, usage, act + inact, cap, room);
+		slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) < mnt_len)
+			break;
+		*slash = '\0';
+	}
+}
+
+void node_memory_read_at(const char *root, struct node_memory *out)
+{
+	char *text = malloc(TEXT_CAP);
+	uint64_t total, avail, limit, committed, cg_cap = UINT64_MAX, cg_room = UINT64_MAX;
+	char mode[8];
+
+	out->capacity = 0;
+	out->available = UINT64_MAX;
+	out->capacity_by = "physical memory";
+	out->available_by = "nothing (the node's memory could not be read)";
+	if (text && read_text(root, "/proc/meminfo", text, TEXT_CAP)) {
+		if (key_u64(text, "MemTotal", &total))
+			out->capacity = total;
+		if (key_u64(text, "MemAvailable", &avail)) {
+			out->available = avail;
+			out->available_by = "MemAvailable";
+		}
+		/* Strict overcommit: allocations fail past the commit limit. */
+		if (read_text(root, "/proc/sys/vm/overcommit_memory", mode, sizeof(mode)) &&
+		    mode[0] == '2' && key_u64(text, "CommitLimit", &limit) &&
+		    key_u64(text, "Committed_AS", &committed)) {
+			if (limit < out->capacity) {
+				out->capacity = limit;
+				out->capacity_by = "commit limit";
+			}
+			if (limit - (committed < limit ? committed : limit) < out->available) {
+				out->available = committed < limit ? limit - committed : 0;
+				out->available_by = "commit limit less Committed_AS";
+			}
+		}
+	}
+	if (!out->capacity) {
+		long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+		out->capacity = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
+	}
+	if (text)
+		cgroup_bounds(root, text, &cg_cap, &cg_room);
+	if (cg_cap < out->capacity) {
+		out->capacity = cg_cap;
+		out->capacity_by = "memory cgroup limit";
+	}
+	if (cg_room < out->available) {
+		out->available = cg_room;
+		out->available_by = "memory cgroup headroom";
+	}
+	free(text);
+}
+
+uint64_t node_memory_backs(uint64_t memory, uint64_t buffers)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), spare;
+
+	if (memory == UINT64_MAX)
+		return UINT64_MAX;
+	if (buffers > memory / page)
+		return 0;
+	spare = memory - buffers * page;
+	/* The largest b with b + b / 512 <= spare, without overflow. */
+	return spare / 513 * 512 + spare % 513 * 512 / 513;
+}
+
+void node_memory_read(struct node_memory *out)
+{
+	node_memory_read_at("", out);
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_node_memory.c - what the node can give a process (base/node_memory.c)
+ * read from trees of files laid out as /proc and the cgroup file systems
+ * are: physical memory, a cgroup v2 hierarchy (limits at every level, page
+ * cache counted as free, mounted at its root or bound from inside it, or
+ * not visible), v1's memory controller, strict overcommit, escaped mount
+ * points; and the host budget rule on this machine (dao.h): a budget the
+ * node could never give fails dao_open, a create that passes what it has
+ * now fails with DAO_ERR_HOST_BUDGET, a backend without data is exempt.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "common.h"
+#include "dao_sim.h"
+#include "base/node_memory.h"
+
+#define MiB (1024ull * 1024ull)
+
+static char root[PATH_MAX];
+
+/* Writes root/path (making its directories) with the text. */
+static void put(const char *path, const char *text)
+{
+	char full[PATH_MAX * 2];
+	FILE *f;
+
+	snprintf(full, sizeof(full), "%s%s", root, path);
+	for (char *p = full + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(full, 0700) && errno != EEXIST)
+			tap_bail("mkdir %s: %s", full, strerror(errno));
+		*p = '/';
+	}
+	f = fopen(full, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		tap_bail("writing %s failed", full);
+}
+
+/* A fresh tree with a meminfo of 1000 MiB, 600 MiB available. */
+static void fresh_root(const char *name)
+{
+	char cmd[PATH_MAX * 2 + 32];
+
+	snprintf(root, sizeof(root), "%s/dao-node-memory.%d/%s",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(), name);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", root, root);
+	if (system(cmd))
+		tap_bail("%s failed", cmd);
+	put("/proc/meminfo", "MemTotal:        1024000 kB\n"
+			     "MemFree:          100000 kB\n"
+			     "MemAvailable:     614400 kB\n"
+			     "CommitLimit:      512000 kB\n"
+			     "Committed_AS:     460800 kB\n");
+	put("/proc/sys/vm/overcommit_memory", "0\n");
+}
+
+static struct node_memory read_root(void)
+{
+	struct node_memory nm;
+
+	node_memory_read_at(root, &nm);
+	return nm;
+}
+
+static void test_meminfo_only(void)
+{
+	struct node_memory nm;
+
+	fresh_root("plain");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 1000 * MiB, "no cgroup: capacity is MemTotal");
+	TAP_IS_U64(nm.available, 600 * MiB, "available is MemAvailable");
+	tap_ok(!strcmp(nm.capacity_by, "physical memory") && !strcmp(nm.available_by, "MemAvailable"),
+	       "named as such (%s, %s)", nm.capacity_by, nm.available_by);
+
+	put("/proc/sys/vm/overcommit_memory", "2\n");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 500 * MiB, "strict overcommit: capacity is CommitLimit");
+	TAP_IS_U64(nm.available, 50 * MiB, "available is CommitLimit less Committed_AS");
+	tap_ok(!strcmp(nm.capacity_by, "commit limit"), "named (%s, %s)", nm.capacity_by,
+	       nm.available_by);
+	put("/proc/meminfo", "MemTotal: 1024000 kB\nMemAvailable: 614400 kB\n"
+			     "CommitLimit: 512000 kB\nCommitted_AS: 612000 kB\n");
+	nm = read_root();
+	TAP_IS_U64(nm.available, 0, "committed past the limit: nothing available");
+}
+
+/* A v2 hierarchy mounted at /sys/fs/cgroup, the process in /job/step. */
+static void v2_tree(const char *mount_root, const char *cgroup_line)
+{
+	char mountinfo[512];
+
+	put("/proc/self/cgroup", cgroup_line);
+	snprintf(mountinfo, sizeof(mountinfo),
+		 "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+		 "30 22 0:26 %s /sys/fs/cgroup rw,nosuid,nodev - cgroup2 cgroup2 rw,nsdelegate\n",
+		 mount_root);
+	put("/proc/self/mountinfo", mountinfo);
+}
+
+static void test_cgroup_v2(void)
+{
+	struct node_memory nm;
+
+	fresh_root("v2");
+	v2_tree("/", "0::/job/step\n");
+	put("/sys/fs/cgroup/job/step/memory.max", "104857600\n");     /* 100 MiB */
+	put("/sys/fs/cgroup/job/step/memory.current", "62914560\n");  /* 60 MiB */
+	put("/sys/fs/cgroup/job/step/memory.stat",
+	    "anon 40000000\nfile 30000000\nactive_file 10485760\ninactive_file 5242880\n"
+	    "shmem 0\n");
+	put("/sys/fs/cgroup/job/memory.max", "max\n");
+	put("/sys/fs/cgroup/job/memory.current", "70000000\n");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 100 * MiB, "v2: capacity is the cgroup's memory.max");
+	TAP_IS_U64(nm.available, 55 * MiB, "available: max less current, page cache counted free");
+	tap_ok(!strcmp(nm.capacity_by, "memory cgroup limit") &&
+		       !strcmp(nm.available_by, "memory cgroup headroom"),
+	       "named (%s, %s)", nm.capacity_by, nm.available_by);
+
+	/* The parent's limit binds the child too. */
+	put("/sys/fs/cgroup/job/memory.max", "83886080\n"); /* 80 MiB */
+	put("/sys/fs/cgroup/job/memory.current", "73400320\n"); /* 70 MiB */
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 80 * MiB, "a parent's lower limit is the capacity");
+	TAP_IS_U64(nm.available, 10 * MiB, "and its headroom what is available");
+
+	put("/sys/fs/cgroup/job/step/memory.max", "max\n");
+	put("/sys/fs/cgroup/job/memory.max", "max\n");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 1000 * MiB, "no limit at any level: MemTotal");
+	TAP_IS_U64(nm.available, 600 * MiB, "and MemAvailable");
+
+	/* Above its limit (it was lowered), with no cache to give back. */
+	put("/sys/fs/cgroup/job/step/memory.max", "52428800\n");
+	put("/sys/fs/cgroup/job/step/memory.stat", "active_file 0\ninactive_file 0\n");
+	nm = read_root();
+	TAP_IS_U64(nm.available, 0, "usage over the limit: nothing available");
+
+	/* Page cache larger than the limit: headroom never exceeds the limit. */
+	put("/sys/fs/cgroup/job/step/memory.max", "104857600\n");
+	put("/sys/fs/cgroup/job/step/memory.current", "104857600\n");
+	put("/sys/fs/cgroup/job/step/memory.stat", "active_file 209715200\ninactive_file 0\n");
+	nm = read_root();
+	TAP_IS_U64(nm.available, 100 * MiB, "headroom is at most the limit");
+}
+
+static void test_cgroup_v2_views(void)
+{
+	struct node_memory nm;
+
+	/* A container's view: the mount shows the hierarchy from /job down. */
+	fresh_root("v2-bound");
+	v2_tree("/job", "0::/job/step\n");
+	put("/sys/fs/cgroup/step/memory.max", "209715200\n");
+	put("/sys/fs/cgroup/step/memory.current", "0\n");
+	put("/sys/fs/cgroup/memory.max", "104857600\n"); /* /job, the mount's root */
+	put("/sys/fs/cgroup/memory.current", "0\n");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 100 * MiB, "mount of a subtree: the levels under it are read");
+
+	/* The process's cgroup is outside what is mounted: no cgroup bound. */
+	fresh_root("v2-hidden");
+	v2_tree("/other", "0::/job/step\n");
+	put("/sys/fs/cgroup/step/memory.max", "1048576\n");
+	put("/sys/fs/cgroup/step/memory.current", "0\n");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 1000 * MiB, "cgroup not under the mount: MemTotal");
+
+	/* A mount point with a blank, as mountinfo escapes it. */
+	fresh_root("v2-escaped");
+	put("/proc/self/cgroup", "0::/j\n");
+	put("/proc/self/mountinfo", "30 22 0:26 / /cg\\040root rw - cgroup2 none rw\n");
+	put("/cg root/j/memory.max", "10485760\n");
+	put("/cg root/j/memory.current", "0\n");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 10 * MiB, "escaped mount point (\\040)");
+
+	/* Mounted at / (the cgroup file system is the whole root). */
+	fresh_root("v2-slash");
+	put("/proc/self/cgroup", "0::/j\n");
+	put("/proc/self/mountinfo", "30 22 0:26 / / rw - cgroup2 none rw\n");
+	put("/j/memory.max", "20971520\n");
+	put("/j/memory.current", "0\n");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 20 * MiB, "mounted at /");
+}
+
+static void test_cgroup_v1(void)
+{
+	struct node_memory nm;
+
+	fresh_root("v1");
+	put("/proc/self/cgroup", "9:pids:/slurm/job1\n4:cpu,memory:/slurm/job1\n0::/\n");
+	put("/proc/self/mountinfo",
+	    "30 22 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+	    "31 22 0:27 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n"
+	    "32 22 0:28 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,cpu,memory\n");
+	put("/sys/fs/cgroup/memory/slurm/job1/memory.stat",
+	    "cache 1\nactive_file 1\nhierarchical_memory_limit 209715200\n"
+	    "total_active_file 1048576\ntotal_inactive_file 1048576\n");
+	put("/sys/fs/cgroup/memory/slurm/job1/memory.usage_in_bytes", "157286400\n");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 200 * MiB, "v1: capacity is hierarchical_memory_limit");
+	TAP_IS_U64(nm.available, 52 * MiB, "available: limit less usage, page cache counted free");
+
+	put("/sys/fs/cgroup/memory/slurm/job1/memory.stat",
+	    "hierarchical_memory_limit 9223372036854771712\n");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, 1000 * MiB, "v1 without a limit: MemTotal");
+}
+
+static void test_unreadable(void)
+{
+	struct node_memory nm;
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	snprintf(root, sizeof(root), "/nonexistent-dao-root");
+	nm = read_root();
+	TAP_IS_U64(nm.capacity, (uint64_t)pages * (uint64_t)size,
+		   "nothing readable: capacity is physical memory (sysconf)");
+	TAP_IS_U64(nm.available, UINT64_MAX, "and nothing bounds what is available");
+}
+
+static void test_backs(void)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	TAP_IS_U64(node_memory_backs(page + 513 * 1024, 1), 512 * 1024,
+		   "a buffer costs a page and its page tables (1/512) beyond its bytes");
+	TAP_IS_U64(node_memory_backs(10 * page + 513, 10), 512, "ten buffers: ten pages");
+	TAP_IS_U64(node_memory_backs(10 * page, 11), 0, "less than a page each: nothing");
+	TAP_IS_U64(node_memory_backs(UINT64_MAX, 5), UINT64_MAX, "unbounded memory stays unbounded");
+	TAP_IS_U64(node_memory_backs(UINT64_MAX - 1, 0), (UINT64_MAX - 1) / 513 * 512 +
+		   (UINT64_MAX - 1) % 513 * 512 / 513, "no overflow near the top");
+}
+
+/* The rule on this machine, through the API. */
+static void test_rule(void)
+{
+	struct node_memory nm;
+	dao_config cfg;
+	dao_ctx ctx;
+	dao_info info;
+	dao_buf b;
+
+	node_memory_read(&nm);
+	cfg = test_config(4096, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE);
+	cfg.host_budget = nm.capacity + 1;
+	TAP_IS_STATUS(dao_open(&cfg, &ctx), DAO_ERR_CONFIG,
+		      "a host budget above what the node could ever give fails dao_open");
+
+	cfg = test_config(4096, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE);
+	TEST_TRY(dao_open(&cfg, &ctx));
+	TEST_TRY(dao_info_get(ctx, &info));
+	TEST_TRY(dao_close(ctx, NULL));
+	tap_ok(info.host_budget <= nm.capacity && info.host_budget + info.host_budget / 100 >= nm.capacity,
+	       "the default host budget is what the node could ever give (%" PRIu64 " of %" PRIu64
+	       ", %s)", info.host_budget, nm.capacity, nm.capacity_by);
+
+	/* A buffer of the node's whole capacity: never available at once,
+	 * since the kernel and this process hold some of it. */
+	cfg = test_config(nm.capacity & ~255ull, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE);
+	cfg.host_budget = nm.capacity;
+	TEST_TRY(dao_open(&cfg, &ctx));
+	TAP_IS_STATUS(dao_buffer_create(ctx, nm.capacity & ~255ull, &b), DAO_ERR_HOST_BUDGET,
+		      "a create past what the node has available fails with DAO_ERR_HOST_BUDGET");
+	TAP_IS_STATUS(dao_buffer_create(ctx, MiB, &b), DAO_OK, "a create that fits still succeeds");
+	TEST_TRY(dao_release(ctx, b));
+	TEST_TRY(dao_close(ctx, NULL));
+
+	/* The simulator keeps no data: its host budget is bookkeeping only. */
+	{
+		struct dao_sim_model m;
+		struct dao_backend *be;
+
+		TEST_TRY(dao_sim_model_preset("h100", &m));
+		uint64_t all = nm.capacity & ~((1ull << 20) - 1);
+
+		TEST_TRY(dao_backend_sim_create(&m, all, 0, &be));
+		cfg = test_config(all, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE);
+		cfg.host_budget = nm.capacity * 4;
+		TAP_IS_STATUS(dao_open_on_backend(&cfg, be, &ctx), DAO_OK,
+			      "the simulator takes a host budget beyond the node");
+		TAP_IS_STATUS(dao_buffer_create(ctx, all, &b), DAO_OK,
+			      "and buffers beyond what the node has available");
+		TEST_TRY(dao_release(ctx, b));
+		TEST_TRY(dao_close(ctx, NULL));
+	}
+}
+
+int main(void)
+{
+	char cmd[PATH_MAX];
+
+	test_clear_env();
+	test_meminfo_only();
+	test_cgroup_v2();
+	test_cgroup_v2_views();
+	test_cgroup_v1();
+	test_unreadable();
+	test_backs();
+	test_rule();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/dao-node-memory.%d'",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	if (system(cmd))
+		tap_diag("%s failed", cmd);
+	tap_plan_done();
+	return tap_exit();
+}
