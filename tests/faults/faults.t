@@ -15,6 +15,7 @@
 # FAULT_CHOL (dao-cholesky; empty: not run), FAULT_F90 (the Fortran
 # matmul example, linked with libdao.so; empty: not run), FAULT_MAX
 # (points per kind and job, spread evenly over them; "all": every one),
+# FAULT_MAX_CUDA (the same for the CUDA runtime's calls; default FAULT_MAX),
 # FAULT_RUN (a prefix for each run: setarch for TSan), FAULT_JOBS_LIST
 # (which jobs; default all), FAULT_PAR (runs at once, default 2),
 # FAULT_TIMEOUT (seconds per run, default 60).
@@ -24,7 +25,8 @@ set -u
 
 job=${FAULT_JOB:?FAULT_JOB: the fault_job binary}
 model=${FAULT_MODEL:-}
-max=${FAULT_MAX:-40}
+max_dao=${FAULT_MAX:-40}
+max_cuda=${FAULT_MAX_CUDA:-$max_dao}
 par=${FAULT_PAR:-2}
 export FAULT_RUN=${FAULT_RUN:-}
 export FAULT_TIMEOUT=${FAULT_TIMEOUT:-60}
@@ -111,8 +113,8 @@ for name in $jobs_list; do
 		kind=${kc%=*} n=${kc#*=}
 		[ "$n" -gt 0 ] || continue
 		case $kind in
-		alloc | thread | mmap | open | ioctl | shm) var=DAO_FAULT ;;
-		*) var=DAO_CUDAMODEL_FAIL ;;
+		alloc | thread | mmap | open | ioctl | shm) var=DAO_FAULT max=$max_dao ;;
+		*) var=DAO_CUDAMODEL_FAIL max=$max_cuda ;;
 		esac
 		points "$n" | sed "s/^/$kind:/" |
 			xargs -P "$par" -I{} bash -c 'one_run "$@"' _ "$name" "$var" {} $cmd \
