@@ -107,12 +107,13 @@ cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
 {
 	if (!live(h))
 		return not_a_handle("cublasDestroy");
-	/* The real one synchronises the device as it releases its memory. */
-	if (cudaDeviceSynchronize() != cudaSuccess)
-		return CUBLAS_STATUS_INTERNAL_ERROR;
+	/* The real one synchronises the device as it releases its memory,
+	 * and releases it whatever the device answers. */
+	cudaError_t err = cudaDeviceSynchronize();
+
 	h->magic = 0;
 	free(h);
-	return CUBLAS_STATUS_SUCCESS;
+	return err == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INTERNAL_ERROR;
 }
 
 cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)

@@ -48,6 +48,7 @@ static inline bool scenario_parent(int argc, char *self, size_t cap)
 	unsetenv("DAO_CUDAMODEL_MEM");
 	unsetenv("DAO_CUDAMODEL_MISUSE_OK");
 	unsetenv("DAO_CUDAMODEL_QUERY");
+	unsetenv("DAO_CUDAMODEL_FAIL");
 	return true;
 }
 

@@ -344,6 +344,28 @@ static int events(void)
 	return 0;
 }
 
+/* Under DAO_CUDAMODEL_FAIL=cudaMalloc:2,cudaMemcpyAsync:1+: the second
+ * cudaMalloc and every cudaMemcpyAsync fail with the runtime's codes and
+ * do nothing; the other calls go through. */
+static int injected(void)
+{
+	void *a = NULL, *b = NULL, *c = NULL;
+	int v = 7, back = 0;
+
+	EXPECT(cudaMalloc(&a, sizeof(v)) == cudaSuccess);
+	EXPECT(cudaMalloc(&b, sizeof(v)) == cudaErrorMemoryAllocation && !b);
+	EXPECT(cudaGetLastError() == cudaErrorMemoryAllocation);
+	EXPECT(cudaMalloc(&c, sizeof(v)) == cudaSuccess);
+	EXPECT(cudaMemcpyAsync(a, &v, sizeof(v), cudaMemcpyHostToDevice, NULL) ==
+	       cudaErrorLaunchFailure);
+	EXPECT(cudaMemcpyAsync(a, &v, sizeof(v), cudaMemcpyHostToDevice, NULL) ==
+	       cudaErrorLaunchFailure);
+	EXPECT(cudaMemcpy(a, &v, sizeof(v), cudaMemcpyHostToDevice) == cudaSuccess);
+	EXPECT(cudaMemcpy(&back, a, sizeof(v), cudaMemcpyDeviceToHost) == cudaSuccess && back == 7);
+	EXPECT(cudaFree(a) == cudaSuccess && cudaFree(c) == cudaSuccess);
+	return 0;
+}
+
 static int run_scenario(const char *name)
 {
 	if (!strcmp(name, "missing-wait"))
@@ -374,6 +396,8 @@ static int run_scenario(const char *name)
 		return misuse();
 	if (!strcmp(name, "events"))
 		return events();
+	if (!strcmp(name, "injected"))
+		return injected();
 	fprintf(stderr, "unknown scenario %s\n", name);
 	return 2;
 }
@@ -406,6 +430,12 @@ int main(int argc, char **argv)
 	       "DAO_CUDAMODEL_QUERY=0: no query orders the host, its read races");
 	expect(self, "card-overflow", "DAO_CUDAMODEL_MEM=64M", 0, NULL,
 	       "a 64 MiB card: cudaMalloc beyond it fails, managed pages beyond it are evicted");
+	expect(self, "injected", "DAO_CUDAMODEL_FAIL=cudaMalloc:2,cudaMemcpyAsync:1+", 0,
+	       "failing cudaMalloc (call 2 of it",
+	       "DAO_CUDAMODEL_FAIL: the calls named fail with the runtime's codes, the rest go through");
+	expect(self, "injected", "DAO_CUDAMODEL_FAIL=count", 1,
+	       "DAO_CUDAMODEL_FAIL: calls all=",
+	       "DAO_CUDAMODEL_FAIL=count: nothing fails, the calls are counted at exit");
 	expect(self, "page-table", NULL, 0, NULL,
 	       "prefetches, host and device faults and remote accesses are counted as advised");
 	{

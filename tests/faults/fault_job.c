@@ -173,19 +173,8 @@ static void run(const struct program *p, dao_ctx ctx, const struct prog_exec *x,
 	}
 	for (uint32_t i = 0; i < p->nkernels && st == DAO_OK; i++) {
 		const struct prog_kernel *k = &p->k[i];
-		dao_operand ops[PROG_MAX_OPS];
 
-		l[i] = (struct prog_launch){ k, x };
-		for (uint32_t o = 0; o < k->nops; o++)
-			ops[o] = (dao_operand){ bufs[k->buf[o]], k->mode[o] };
-		if (k->on_host) {
-			l[i].x = &prog_host_exec;
-			st = dao_launch_flags(ctx, NULL, 0, DAO_LAUNCH_HOST, prog_kernel_fn, &l[i], ops,
-					      k->nops);
-		} else {
-			st = dao_launch(ctx, prog_kernel_fn, &l[i], ops, k->nops);
-		}
-		rec->launch[i] = st;
+		st = rec->launch[i] = prog_launch_one(p, i, ctx, bufs, x, &l[i]);
 		if (st != DAO_OK)
 			break;
 		rec->launched++;

@@ -15,6 +15,7 @@
 # FAULT_CHOL (dao-cholesky; empty: not run), FAULT_F90 (the Fortran
 # matmul example, linked with libdao.so; empty: not run), FAULT_MAX
 # (points per kind and job, spread evenly over them; "all": every one),
+# FAULT_MAX_CUDA (the same for the CUDA runtime's calls; default FAULT_MAX),
 # FAULT_RUN (a prefix for each run: setarch for TSan), FAULT_JOBS_LIST
 # (which jobs; default all), FAULT_PAR (runs at once, default 2),
 # FAULT_TIMEOUT (seconds per run, default 60).
@@ -24,7 +25,8 @@ set -u
 
 job=${FAULT_JOB:?FAULT_JOB: the fault_job binary}
 model=${FAULT_MODEL:-}
-max=${FAULT_MAX:-40}
+max_dao=${FAULT_MAX:-40}
+max_cuda=${FAULT_MAX_CUDA:-$max_dao}
 par=${FAULT_PAR:-2}
 export FAULT_RUN=${FAULT_RUN:-}
 export FAULT_TIMEOUT=${FAULT_TIMEOUT:-60}
@@ -36,6 +38,8 @@ unset DAO_BACKEND DAO_DEVICE_BUDGET DAO_HOST_BUDGET DAO_POLICY DAO_LOOKAHEAD DAO
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export FAULT_TMP=$tmp
+# dao_strerror's texts of the statuses a failure of the world may give.
+export FAULT_CLEAR='out of memory|backend unavailable or failed|a kernel reported failure|context failed earlier|latest contents were lost|input/output error'
 
 # The command line of a job, or nothing when it is not built here.
 job_cmd() {
@@ -70,8 +74,18 @@ one_run() {
 		host*:0 | property:0 | cuda-*:0) verdict=completed ;;
 		host*:10 | property:10 | cuda-*:10) verdict=stopped ;;
 		cholesky:0 | fortran:0) verdict=completed ;;
-		# Both report a failed call on stderr and exit 1.
-		cholesky:1 | fortran:1) verdict=stopped ;;
+		# Both exit 1 having printed the status of the call that
+		# failed; the Fortran example also where its product is
+		# wrong or a handle leaked, said otherwise.
+		cholesky:1 | fortran:1)
+			if grep -qE '^(correct;|tile .* differs)' "$out.out"; then
+				verdict="exit status 1: $(grep -m1 -E '^(correct;|tile .* differs)' "$out.out" | cut -c1-80) (a wrong product or a leak)"
+			elif grep -qE "$FAULT_CLEAR" "$out.out" "$out.err"; then
+				verdict=stopped
+			else
+				verdict="exit status 1 without a clear status: $(tail -1 "$out.out" "$out.err" | grep . | tail -1 | cut -c1-160)"
+			fi
+			;;
 		*) verdict="exit status $rc" ;;
 		esac
 	fi
@@ -111,8 +125,8 @@ for name in $jobs_list; do
 		kind=${kc%=*} n=${kc#*=}
 		[ "$n" -gt 0 ] || continue
 		case $kind in
-		alloc | thread | mmap | open | ioctl | shm) var=DAO_FAULT ;;
-		*) var=DAO_CUDAMODEL_FAIL ;;
+		alloc | thread | mmap | open | ioctl | shm) var=DAO_FAULT max=$max_dao ;;
+		*) var=DAO_CUDAMODEL_FAIL max=$max_cuda ;;
 		esac
 		points "$n" | sed "s/^/$kind:/" |
 			xargs -P "$par" -I{} bash -c 'one_run "$@"' _ "$name" "$var" {} $cmd \

@@ -267,6 +267,26 @@ static inline void prog_reference(const struct program *p, uint8_t **out, uint64
 	}
 }
 
+/* Launch kernel i of p on bufs, executed by x; l is its launch record,
+ * which the kernel function reads until it has run. */
+static inline dao_status prog_launch_one(const struct program *p, uint32_t i, dao_ctx ctx,
+					 const dao_buf *bufs, const struct prog_exec *x,
+					 struct prog_launch *l)
+{
+	const struct prog_kernel *k = &p->k[i];
+	dao_operand ops[PROG_MAX_OPS];
+
+	*l = (struct prog_launch){ k, x };
+	for (uint32_t o = 0; o < k->nops; o++)
+		ops[o] = (dao_operand){ bufs[k->buf[o]], k->mode[o] };
+	if (k->on_host) {
+		l->x = x->host ? x->host : &prog_host_exec;
+		return dao_launch_flags(ctx, NULL, 0, DAO_LAUNCH_HOST, prog_kernel_fn, l, ops,
+					k->nops);
+	}
+	return dao_launch(ctx, prog_kernel_fn, l, ops, k->nops);
+}
+
 /*
  * Run p on ctx with the kernels executed by x; out[b] gets what each
  * buffer reads back at the end, reads[] the hash of each mid-program read.
@@ -290,18 +310,8 @@ static inline dao_status prog_run(const struct program *p, dao_ctx ctx, const st
 	}
 	for (uint32_t i = 0; st == DAO_OK && i < p->nkernels; i++) {
 		const struct prog_kernel *k = &p->k[i];
-		dao_operand ops[PROG_MAX_OPS];
 
-		l[i] = (struct prog_launch){ k, x };
-		for (uint32_t o = 0; o < k->nops; o++)
-			ops[o] = (dao_operand){ bufs[k->buf[o]], k->mode[o] };
-		if (k->on_host) {
-			l[i].x = x->host ? x->host : &prog_host_exec;
-			st = dao_launch_flags(ctx, NULL, 0, DAO_LAUNCH_HOST, prog_kernel_fn, &l[i],
-					      ops, k->nops);
-		} else {
-			st = dao_launch(ctx, prog_kernel_fn, &l[i], ops, k->nops);
-		}
+		st = prog_launch_one(p, i, ctx, bufs, x, &l[i]);
 		if (st == DAO_OK && k->iteration_after)
 			st = dao_iteration(ctx);
 		if (st == DAO_OK && k->read_after >= 0) {

@@ -267,8 +267,11 @@ int chol_factor(const struct chol_problem *p, const struct chol_run_config *rc,
 	}
 #endif
 	if (st == DAO_ERR_KERNEL) {
+		/* dpotrf's verdict, or a call of a tile kernel that failed:
+		 * libdao's log (or the library's) says which. */
 		fprintf(stderr, "dao-cholesky: a tile kernel failed: the matrix is not "
-				"positive definite\n");
+				"positive definite, or the kernel's library failed (%s)\n",
+			dao_strerror(st));
 		ret = CHOL_EXIT_FAILED;
 		goto out_close;
 	}

@@ -90,8 +90,8 @@ bool fault_arm(const char *spec)
 		else
 			ok = parse_one(s, len);
 		s += len;
-		if (*s == ',')
-			s++;
+		if (*s == ',' && !*++s)
+			ok = false; /* a list ends with an element */
 	}
 	if (!ok) {
 		memset(target, 0, sizeof(target));

@@ -162,7 +162,8 @@ static dao_status vacate(struct device *d, struct rec *r, bool *moved,
 	/* Placed but never fetched (a kernel's preparation that failed half
 	 * way): on unified memory its pages are the host copy, whose
 	 * contents they then hold as a device copy would. */
-	bool holds = r->copies.dev_valid || (r->copies.host_valid && d->be->ops->host_access_vacates(d->be));
+	bool holds = r->copies.dev_valid ||
+		     (r->copies.host_valid && d->be->ops->host_access_vacates(d->be));
 
 	*moved = false;
 	switch (d->be->ops->vacate(d->be, holds, rec_dirty(r), data_needed(r))) {
