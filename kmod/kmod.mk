@@ -75,8 +75,9 @@ $(KTEST_BIN)/test_%: tests/kmod/test_%.c $(KTEST_BIN)/util.o $(KSELFTEST_DIR)/ks
 
 # The libdao programs of the VM suite (libdao_job: a job whose staging
 # does not fit under the node limit it runs with; libdao_host_budget: jobs
-# that ask for more host memory than the VM has), linked with libdao
-# without CUDA. libdao_cuda_job has a rule of its own below.
+# that ask for more host memory than the VM has; libdao_ioctl_faults: each
+# of a job's /dev/dao ioctls refused in turn), linked with libdao without
+# CUDA. libdao_cuda_job has a rule of its own below.
 $(KTEST_BIN)/libdao_%: tests/kmod/libdao_%.c $(LIBDAO_NOCUDA_A) $(KTEST_BIN)/util.o \
 		$(KSELFTEST_DIR)/kselftest_harness.h tests/kmod/util.h
 	@mkdir -p $(@D)
