@@ -239,6 +239,11 @@ def main():
         if res.left() < 4 * once + 5:
             res.add(dict(name=name, skipped="time: %.0f s left" % res.left()))
             continue
+        if where == "cuda":
+            # What PyTorch's caching allocator kept from the runs before
+            # goes back to the card: libdao allocates its own.
+            gc.collect()
+            torch.cuda.empty_cache()
         if be == "cuda-managed":
             # Managed memory holds every tensor of the step: never more
             # than the card has free now.
