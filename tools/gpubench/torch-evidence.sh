@@ -40,8 +40,15 @@ src=$bundle/src
 deadline=${DAO_EVIDENCE_DEADLINE:-$(($(date +%s) + 150))}
 size=${DAO_TORCH_EVIDENCE_SIZE:-${DAO_EVIDENCE_SIZE:-full}}
 cpu=${DAO_TORCH_EVIDENCE_CPU:-0}
+case $outfile in
+/*) ;;
+*) outfile=$PWD/$outfile ;;
+esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Away from the repository: its torch/ folder would pass for a namespace
+# package named torch in a Python that has none.
+cd "$work" || exit 2
 
 left() { echo $((deadline - $(date +%s))); }
 
@@ -65,7 +72,7 @@ finish() { # STATUS REASON [LOGFILE]
 python=""
 for p in ${DAO_TORCH_PYTHON:-} python3 python; do
 	command -v "$p" >/dev/null 2>&1 || continue
-	"$p" -c 'import torch' >/dev/null 2>&1 && { python=$p; break; }
+	"$p" -c 'import torch; torch.__version__' >/dev/null 2>&1 && { python=$p; break; }
 done
 [ -n "$python" ] || finish skipped "no Python with PyTorch (python3, python)"
 info=$("$python" -c 'import torch; print(torch.__version__, torch.version.cuda or "none", torch.cuda.is_available())' 2>&1 | tail -1)
