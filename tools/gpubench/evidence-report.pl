@@ -170,6 +170,19 @@ sub torch_table {
 			fmt('%.2f', defined $r->{d2h_bytes} ? $r->{d2h_bytes} / 2**30 : undef),
 			$r->{name} eq 'memory' ? 'reference' : ($r->{equal_to_memory} ? 'yes' : '**no**'));
 	}
+	# The goals of issue 24 (deliverable 4), for each dao run that ran.
+	my ($soc) = grep { $_->{name} eq 'save_on_cpu' && $_->{step_s} } @{$t->{runs}};
+	my @goals;
+	for my $r (grep { $_->{name} =~ /^dao / && $_->{step_s} } @{$t->{runs}}) {
+		push @goals, sprintf('- %s within 1.3x of the in-memory step: %s', $r->{name},
+			!$mem ? 'not measured' : sprintf('%s (%.2fx)',
+				$r->{step_s} <= 1.3 * $mem ? '**met**' : '**missed**', $r->{step_s} / $mem));
+		push @goals, sprintf('- %s faster than save_on_cpu: %s', $r->{name},
+			!$soc ? 'not measured' : sprintf('%s (%.3f s against %.3f s, peaks %.2f and %.2f GiB)',
+				$r->{step_s} < $soc->{step_s} ? '**met**' : '**missed**', $r->{step_s}, $soc->{step_s},
+				($r->{peak_device_bytes} // 0) / 2**30, ($soc->{peak_device_bytes} // 0) / 2**30));
+	}
+	push @out, '', '**Goals of issue 24** (deliverable 4):', '', @goals if @goals;
 	return (@out, '');
 }
 

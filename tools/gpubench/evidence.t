@@ -164,6 +164,32 @@ report "$check/later"
 ok "$(test $? = 0 && test "$(grep -c '^### Run of' "$check/cuda.md")" = 2 &&
 	cmp -s <(head -c "$(stat -c %s "$check/cuda.md.before")" "$check/cuda.md") "$check/cuda.md.before"
 	echo $?)" "a later run adds a second section after the first, which stays as it was"
+# A run in which the PyTorch device ran (the files of one more hour later,
+# torch.json as gpt.py writes it): its table and the goals of issue 24.
+mkdir -p "$check/torch"
+cp "$out"/* "$check/torch/"
+perl -i -pe 'if ($. == 1) { s/"epoch":(\d+)/"epoch":@{[$1 + 7200]}/; s/T(\d\d):/sprintf("T%02d:", ($1 + 2) % 24)/e }' \
+	"$check/torch/evidence.jsonl"
+cat >"$check/torch/torch.json" <<'JSON'
+{"status": "ok", "build_s": 58, "torch": "2.11.0", "cuda": "13.0", "device_name": "H100", "ratio": 2.0,
+ "budget_bytes": 4294967296, "config": {"layers": 12, "width": 768, "heads": 12, "vocab": 32768, "seq": 512, "batch": 16},
+ "runs": [
+  {"name": "memory", "step_s": 0.2, "tokens_per_s": 40960, "peak_device_bytes": 8589934592, "h2d_bytes": 0, "d2h_bytes": 0, "losses": [10.4, 10.3]},
+  {"name": "save_on_cpu", "step_s": 0.5, "tokens_per_s": 16384, "peak_device_bytes": 5368709120, "h2d_bytes": 3221225472, "d2h_bytes": 3221225472, "equal_to_memory": true},
+  {"name": "dao cuda-explicit", "step_s": 0.25, "tokens_per_s": 32768, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": true},
+  {"name": "dao cuda-managed", "step_s": 0.3, "tokens_per_s": 27306, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": false},
+  {"name": "dao cuda-managed again", "skipped": "time: 3 s left"}]}
+JSON
+report "$check/torch"
+rc=$?
+section=$(awk '/^### Run of/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
+ok "$(test $rc = 0 && grep -q '^| dao cuda-explicit | 0.250 | 32768 | 1.25x | 4.00 | 2.00 | 1.00 | yes |$' <<<"$section" &&
+	grep -q '^| dao cuda-managed | 0.300 | .* | \*\*no\*\* |$' <<<"$section" &&
+	grep -q '^| dao cuda-managed again | skipped: time: 3 s left |' <<<"$section" &&
+	grep -q '^- dao cuda-explicit within 1.3x of the in-memory step: \*\*met\*\* (1.25x)$' <<<"$section" &&
+	grep -q '^- dao cuda-managed within 1.3x of the in-memory step: \*\*missed\*\* (1.50x)$' <<<"$section" &&
+	grep -q '^- dao cuda-explicit faster than save_on_cpu: \*\*met\*\*' <<<"$section"; echo $?)" \
+	"torch.json becomes the PyTorch device's table and the goals of issue 24, each met or missed"
 
 # --- the loader's fallback and the deadline ---------------------------------
 # 24 s: what setup leaves, less the 5 s kept for the end, is below every

@@ -22,7 +22,9 @@
 # from now): the build and the run are under `timeout`, and gpt.py skips
 # the runs that would not end in time. DAO_TORCH_EVIDENCE_SIZE (full |
 # small | tiny; default DAO_EVIDENCE_SIZE, tiny in the rehearsal, else
-# full) picks the model's size.
+# full) picks the model's size. DAO_TORCH_EVIDENCE_CPU=1 rehearses it all
+# on a machine without a GPU: built without the CUDA kernels, gpt.py --cpu
+# (plain PyTorch on the CPU, dao on the host backend).
 # Exit status: 0 when it ran or was skipped, 1 when the build or the run
 # failed (the reason and the log's tail in OUTFILE), 2 for no OUTFILE.
 set -u
@@ -37,8 +39,16 @@ bundle=${DAO_EVIDENCE_BUNDLE:-$here}
 src=$bundle/src
 deadline=${DAO_EVIDENCE_DEADLINE:-$(($(date +%s) + 150))}
 size=${DAO_TORCH_EVIDENCE_SIZE:-${DAO_EVIDENCE_SIZE:-full}}
+cpu=${DAO_TORCH_EVIDENCE_CPU:-0}
+case $outfile in
+/*) ;;
+*) outfile=$PWD/$outfile ;;
+esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Away from the repository: its torch/ folder would pass for a namespace
+# package named torch in a Python that has none.
+cd "$work" || exit 2
 
 left() { echo $((deadline - $(date +%s))); }
 
@@ -62,14 +72,15 @@ finish() { # STATUS REASON [LOGFILE]
 python=""
 for p in ${DAO_TORCH_PYTHON:-} python3 python; do
 	command -v "$p" >/dev/null 2>&1 || continue
-	"$p" -c 'import torch' >/dev/null 2>&1 && { python=$p; break; }
+	"$p" -c 'import torch; torch.__version__' >/dev/null 2>&1 && { python=$p; break; }
 done
 [ -n "$python" ] || finish skipped "no Python with PyTorch (python3, python)"
 info=$("$python" -c 'import torch; print(torch.__version__, torch.version.cuda or "none", torch.cuda.is_available())' 2>&1 | tail -1)
 read -r tv tc ta _ <<<"$info"
-case $tc:$ta in
-none:*) finish skipped "PyTorch $tv ($(command -v "$python")) is built without CUDA" ;;
-*:True) ;;
+case $cpu:$tc:$ta in
+1:*) ;;
+0:none:*) finish skipped "PyTorch $tv ($(command -v "$python")) is built without CUDA" ;;
+0:*:True) ;;
 *) finish skipped "PyTorch $tv ($(command -v "$python"), CUDA $tc) sees no CUDA device: $info" ;;
 esac
 cxx=""
@@ -87,9 +98,10 @@ libdao=$(ls "${DAO_EVIDENCE_BIN:-$bundle/bin}/../lib"/libdao.so.* "$bundle"/lib/
 conf() { sed -n "s/^$1 := //p" "$work/config.mk"; }
 [ -z "$(conf TORCH_SKIP)" ] || finish skipped "$(conf TORCH_SKIP)"
 cuda_inc=""
+[ "$cpu" = 1 ] && cuda_inc=none
 for d in ${CUDA_HOME:+$CUDA_HOME/include} /usr/local/cuda/include \
 	$("$python" -c 'import nvidia, os; [print(os.path.join(p, s, "include")) for p in nvidia.__path__ for s in sorted(os.listdir(p))]' 2>/dev/null); do
-	[ -f "$d/cuda_runtime_api.h" ] && { cuda_inc=$d; break; }
+	[ -z "$cuda_inc" ] && [ -f "$d/cuda_runtime_api.h" ] && cuda_inc=$d
 done
 [ -n "$cuda_inc" ] || finish skipped "no cuda_runtime_api.h (CUDA_HOME, /usr/local/cuda, the nvidia wheels)"
 
@@ -102,9 +114,17 @@ ln -sf "$(basename "$libdao")" "$work/lib/libdao.so"
 # The same flags as torch.mk, without -Werror (a PyTorch these sources
 # were never compiled against here may warn).
 flags=(-std=c++17 -O2 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
-	"-D_GLIBCXX_USE_CXX11_ABI=$(conf TORCH_CXX11_ABI)" -DDAO_TORCH_CUDA -I"$src/libdao/include"
+	"-D_GLIBCXX_USE_CXX11_ABI=$(conf TORCH_CXX11_ABI)" -I"$src/libdao/include"
 	-isystem "$(conf TORCH_INCLUDE)" -isystem "$(conf TORCH_INCLUDE)/torch/csrc/api/include"
-	-isystem "$(conf TORCH_PY_INCLUDE)" -isystem "$cuda_inc")
+	-isystem "$(conf TORCH_PY_INCLUDE)")
+cuda_libs=()
+gpt_args=()
+if [ "$cpu" = 1 ]; then
+	gpt_args=(--cpu)
+else
+	flags+=(-DDAO_TORCH_CUDA -isystem "$cuda_inc")
+	cuda_libs=(-lc10_cuda -ltorch_cuda)
+fi
 t0=$(date +%s)
 echo "torch-evidence: building with $cxx against PyTorch $(conf TORCH_VERSION) (CUDA $(conf TORCH_CUDA)), $(left) s left"
 export cxx work
@@ -116,7 +136,7 @@ rc=$?
 [ $rc = 0 ] || finish failed "the build failed (status $rc$([ $rc = 124 ] && echo ': out of time'))" "$work/build.log"
 "$cxx" -shared -o "$work/pkg/dao_torch/_C$(conf TORCH_EXT_SUFFIX)" "$work"/obj/*.o \
 	-L"$work/lib" -ldao -Wl,-rpath,"$work/lib" -L"$(conf TORCH_LIBDIR)" -Wl,-rpath,"$(conf TORCH_LIBDIR)" \
-	-lc10_cuda -ltorch_cuda -ltorch -ltorch_cpu -lc10 >>"$work/build.log" 2>&1 ||
+	"${cuda_libs[@]}" -ltorch -ltorch_cpu -lc10 >>"$work/build.log" 2>&1 ||
 	finish failed "the link failed" "$work/build.log"
 cp "$src"/torch/dao_torch/*.py "$work/pkg/dao_torch/"
 build_s=$(($(date +%s) - t0))
@@ -125,7 +145,7 @@ echo "torch-evidence: built in $build_s s, $(left) s left"
 # --- the run --------------------------------------------------------------
 [ "$(left)" -gt 15 ] || finish skipped "time: built in $build_s s, $(left) s left for the run"
 PYTHONPATH=$work/pkg PYTHONDONTWRITEBYTECODE=1 timeout -k 2 "$(($(left) - 2))" \
-	"$python" "$src/torch/bench/gpt.py" --size "$size" --out "$outfile" --deadline "$((deadline - 5))" \
+	"$python" "$src/torch/bench/gpt.py" "${gpt_args[@]}" --size "$size" --out "$outfile" --deadline "$((deadline - 5))" \
 	--meta "{\"status\":\"ok\",\"build_s\":$build_s,\"compiler\":$(json_str "$("$cxx" --version | head -1)")}" \
 	2>&1 | tee "$work/run.log"
 rc=${PIPESTATUS[0]}

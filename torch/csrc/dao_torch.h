@@ -30,6 +30,7 @@
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -135,6 +136,14 @@ struct Stats {
 };
 Stats &stats();
 void count_wait(const char *reason, const std::string &op);
+
+/* The steady clock in nanoseconds, for the time counters above. */
+inline uint64_t now_ns()
+{
+	return std::chrono::duration_cast<std::chrono::nanoseconds>(
+		       std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
 
 /* ------------------------------------------------------------ launch.cpp */
 

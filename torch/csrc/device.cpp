@@ -86,34 +86,34 @@ void release_live_storages(dao_ctx ctx)
 	}
 }
 
-dao_backend_kind parse_backend(const std::string &s)
+/* A DAO_BACKEND or DAO_POLICY word as its value, by libdao's own names
+ * (both enums run from 1 without a gap, "unknown" past the last): what
+ * libdao accepts, this accepts. */
+template <typename Kind>
+Kind parse_kind(const std::string &s, const char *(*name_of)(Kind), const char *what)
 {
 	if (s.empty())
-		return DAO_BACKEND_DEFAULT;
-	if (s == "auto")
-		return DAO_BACKEND_AUTO;
-	if (s == "host")
-		return DAO_BACKEND_HOST;
-	if (s == "cuda-managed")
-		return DAO_BACKEND_CUDA_MANAGED;
-	if (s == "cuda-explicit")
-		return DAO_BACKEND_CUDA_EXPLICIT;
-	TORCH_CHECK(false, "dao: unknown backend '", s, "' (auto, host, cuda-managed, cuda-explicit)");
+		return static_cast<Kind>(0); /* the DAO_* variable, else libdao's default */
+	std::string known;
+	for (int k = 1;; k++) {
+		const char *n = name_of(static_cast<Kind>(k));
+		if (!n || std::strcmp(n, "unknown") == 0)
+			break;
+		if (s == n)
+			return static_cast<Kind>(k);
+		known += (known.empty() ? "" : ", ") + std::string(n);
+	}
+	TORCH_CHECK(false, "dao: unknown ", what, " '", s, "' (", known, ")");
+}
+
+dao_backend_kind parse_backend(const std::string &s)
+{
+	return parse_kind<dao_backend_kind>(s, dao_backend_name, "backend");
 }
 
 dao_policy parse_policy(const std::string &s)
 {
-	if (s.empty())
-		return DAO_POLICY_DEFAULT;
-	if (s == "dao")
-		return DAO_POLICY_DAO;
-	if (s == "belady")
-		return DAO_POLICY_BELADY;
-	if (s == "lru")
-		return DAO_POLICY_LRU;
-	if (s == "fifo")
-		return DAO_POLICY_FIFO;
-	TORCH_CHECK(false, "dao: unknown policy '", s, "' (dao, belady, lru, fifo)");
+	return parse_kind<dao_policy>(s, dao_policy_name, "policy");
 }
 
 void parse_budget(const std::string &s, dao_config &cfg)

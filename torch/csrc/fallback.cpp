@@ -17,17 +17,8 @@
 #include <c10/core/TensorImpl.h>
 #include <torch/library.h>
 
-#include <chrono>
-
 namespace dao_torch {
 namespace {
-
-uint64_t now_ns()
-{
-	return std::chrono::duration_cast<std::chrono::nanoseconds>(
-		       std::chrono::steady_clock::now().time_since_epoch())
-		.count();
-}
 
 bool writes_cpu_tensor(const OpTraits &t, c10::ArrayRef<c10::IValue> args, const std::vector<at::Tensor> &flat,
 		       const std::vector<uint32_t> &arg_of)

@@ -12,17 +12,8 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 
-#include <chrono>
-
 namespace dao_torch {
 namespace {
-
-uint64_t now_ns()
-{
-	return std::chrono::duration_cast<std::chrono::nanoseconds>(
-		       std::chrono::steady_clock::now().time_since_epoch())
-		.count();
-}
 
 /* A backend tensor (CPU or CUDA) the operator may resize: what an out=
  * argument becomes while the job waits, so that an out= operator whose

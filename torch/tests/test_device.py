@@ -277,7 +277,21 @@ def checker():
     gc.collect()
 
 
+def bad_names():
+    """An unknown backend or policy is refused, naming what libdao knows,
+    and nothing is opened."""
+    for kw, known in (("backend", "host"), ("policy", "belady")):
+        try:
+            dao_torch.open(budget="64M", **{kw: "no-such-" + kw})
+            tap.ok(False, "an unknown %s is refused" % kw)
+        except RuntimeError as e:
+            msg = str(e).splitlines()[0]
+            tap.ok("no-such-" + kw in msg and known in msg and not dao_torch.is_open(),
+                   "an unknown %s is refused, naming the known ones, nothing opened: %s" % (kw, msg))
+
+
 def main():
+    bad_names()
     dao_torch.open(backend="host", budget="64M")
     tap.ok(dao_torch.info()["backend"] == "host", "the device opens on the host backend")
     factories()
