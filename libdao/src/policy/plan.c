@@ -8,8 +8,8 @@
  * ops of the device's stream; at each iteration mark the iteration that
  * just ended goes to a thread of this policy's own, which builds the plan
  * (plan_build.c: every buffer's uses across the iteration) within a CPU
- * time limit, off the executor's path. At the next mark the newest plan
- * built is followed: each op entering the access-pattern table is checked
+ * time limit, off the executor's path. From the next mark the newest plan
+ * built is followed (the one before it while a build is still running): each op entering the access-pattern table is checked
  * against it (the same offset, kind, records, space and modes), and while
  * all agree a record whose next use the window does not hold is keyed by
  * the plan's next use, in this iteration or the next, instead of core's
@@ -265,7 +265,8 @@ static enum policy_after plan_queued(void *state, const struct policy_op *op)
 static void drop_front(struct plan_state *s, size_t k)
 {
 	plan_record_drop_front(&s->rec, k);
-	memmove(s->max_before, s->max_before + k, s->rec.nops * sizeof(*s->max_before));
+	if (s->rec.nops)
+		memmove(s->max_before, s->max_before + k, s->rec.nops * sizeof(*s->max_before));
 }
 
 /* The first op of rec after seq. */
@@ -304,7 +305,9 @@ static void hand_off(struct plan_state *s, const struct policy_mark *m, size_t k
 		stop_recording(s);
 		return;
 	}
-	memmove(s->max_before, s->max_before + k, (s->rec.nops - k) * sizeof(*s->max_before));
+	if (s->rec.nops > k)
+		memmove(s->max_before, s->max_before + k,
+			(s->rec.nops - k) * sizeof(*s->max_before));
 	s->rec.nops = k;
 	s->rec.nuses = k ? s->rec.ops[k - 1].first + s->rec.ops[k - 1].n : 0;
 	pthread_mutex_lock(&s->lock);
@@ -323,24 +326,25 @@ static void hand_off(struct plan_state *s, const struct policy_mark *m, size_t k
 	s->rec = rest;
 }
 
-/* Follow plan p from mark m: the ops already recorded after it are
- * checked now. */
-static enum policy_after adopt(struct plan_state *s, struct plan *p)
+/* Follow plan p (a newer one, or the one followed so far) from the mark
+ * just reached: the ops already recorded after it are checked now. */
+static void follow_from_mark(struct plan_state *s, struct plan *p)
 {
-	enum policy_after after = POLICY_RERANK;
-
-	stop_following(s);
+	if (p != s->follow)
+		stop_following(s);
+	free(s->bound);
+	s->bound = NULL;
+	plan_map_free(&s->fresh);
 	s->follow = p;
 	s->departed = false;
 	s->cursor = 0;
 	s->bound = calloc(p->nbufs ? p->nbufs : 1, sizeof(*s->bound));
 	if (!s->bound || plan_map_init(&s->fresh, p->nbufs)) {
 		stop_following(s);
-		return POLICY_RERANK;
+		return;
 	}
 	for (size_t i = 0; i < s->rec.nops && !s->departed; i++)
 		check(s, &s->rec.ops[i], s->rec.uses + s->rec.ops[i].first);
-	return after;
 }
 
 static enum policy_after plan_iteration(void *state, const struct policy_mark *m)
@@ -356,8 +360,7 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 			s->counts.departures++;
 		else if (!s->departed)
 			s->counts.followed++;
-		stop_following(s);
-		after = POLICY_RERANK;
+		after = POLICY_RERANK; /* its keys count from the mark */
 	}
 	if (s->recording) {
 		if (s->have_mark)
@@ -374,10 +377,15 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 	s->counts.built = s->built;
 	s->counts.late = s->late;
 	pthread_mutex_unlock(&s->lock);
-	if (p && s->recording)
-		after = adopt(s, p);
-	else
+	/* The newest plan built, else the one followed so far: a build slower
+	 * than an iteration leaves the last plan in force. */
+	if (!s->recording) {
 		plan_free(p);
+		stop_following(s);
+	} else if (p || s->follow) {
+		follow_from_mark(s, p ? p : s->follow);
+		after = POLICY_RERANK;
+	}
 	return after;
 }
 
