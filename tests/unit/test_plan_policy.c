@@ -10,6 +10,7 @@
  * against the plain interpreter.
  */
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "policy/plan.h"
@@ -178,6 +179,16 @@ static void test_thread(void)
 	mark(&j, 30, 5);
 	c = counts(&j);
 	tap_ok(c.followed >= 2 && c.departures == 0, "iterations followed to their end");
+	{
+		char line[200], want[200];
+
+		c = counts(&j);
+		policy_plan.summary(j.s, line, sizeof(line));
+		snprintf(want, sizeof(want),
+			 " plans_built=%llu plans_late=0 iterations_followed=%llu plan_departures=0",
+			 (unsigned long long)c.built, (unsigned long long)c.followed);
+		tap_ok(!strcmp(line, want), "the summary line's figures: %s", line);
+	}
 	policy_plan.destroy(j.s);
 }
 

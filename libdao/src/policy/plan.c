@@ -21,7 +21,9 @@
  * it is dao again from the first op that departs from the plan to the next
  * mark (counted in plan_counts), asking core to re-rank at once.
  */
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -423,6 +425,18 @@ void policy_plan_counts(void *state, struct plan_counts *out)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* The summary line's: what the plan did for the job. */
+static void plan_summary(void *state, char *buf, size_t len)
+{
+	struct plan_counts c;
+
+	policy_plan_counts(state, &c);
+	snprintf(buf, len,
+		 " plans_built=%" PRIu64 " plans_late=%" PRIu64 " iterations_followed=%" PRIu64
+		 " plan_departures=%" PRIu64,
+		 c.built, c.late, c.followed, c.departures);
+}
+
 /* The rest is dao's (its state is none). */
 static bool plan_pick_apart(void *state, uint64_t apart_key, uint64_t key, uint64_t now)
 {
@@ -454,4 +468,5 @@ const struct dao_policy_ops policy_plan = {
 	.clean = plan_clean,
 	.iteration = plan_iteration,
 	.queued = plan_queued,
+	.summary = plan_summary,
 };
