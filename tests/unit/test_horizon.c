@@ -66,12 +66,12 @@ static struct op *push(struct window *w, enum op_kind kind, uint64_t flops, uint
 		w->r[i][0].size = in;
 		w->r[i][0].blk = in_resident ? &w->blk : NULL;
 		w->u[i][op->nopnd] = (struct opnd){ .rec = &w->r[i][0], .op = op, .mode = MODE_R };
-		w->r[i][0].use_head = &w->u[i][op->nopnd++];
+		w->r[i][0].uses.head = &w->u[i][op->nopnd++];
 	}
 	if (out) {
 		w->r[i][1].size = out;
 		w->u[i][op->nopnd] = (struct opnd){ .rec = &w->r[i][1], .op = op, .mode = MODE_W };
-		w->r[i][1].use_head = &w->u[i][op->nopnd++];
+		w->r[i][1].uses.head = &w->u[i][op->nopnd++];
 	}
 	if (i)
 		w->op[i - 1].next = op;
@@ -202,7 +202,7 @@ static void test_window_room(void)
 	tap_ok(horizon_peak_room(w->d) == 30 * MB,
 	       "a released record's room comes back after its last use (%llu bytes)",
 	       (unsigned long long)horizon_peak_room(w->d));
-	w->u[0][0].rec->use_head = NULL; /* its next use is not this one */
+	w->u[0][0].rec->uses.head = NULL; /* its next use is not this one */
 	tap_ok(horizon_peak_room(w->d) == 20 * MB,
 	       "a record enters only at its next use (%llu bytes)",
 	       (unsigned long long)horizon_peak_room(w->d));

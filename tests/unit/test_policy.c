@@ -264,13 +264,13 @@ static void bench_records(struct bench *b)
 		memset(r, 0, sizeof(*r));
 		r->id = (uint64_t)i + 1;
 		r->size = r->asize = kb[i] * KB;
-		r->heap_pos = -1;
+		r->heap.pos = -1;
 		r->blk = arena_alloc(&b->d->res.arena, r->asize);
-		r->dev_valid = r->host_valid = true;
+		r->copies.dev_valid = r->copies.host_valid = true;
 		r->last_use = 40 + (uint64_t)i;
 		r->load_seq = 30 + (uint64_t)i;
-		r->all_next = b->d->all_recs;
-		b->d->all_recs = r;
+		r->all.next = b->d->recs.all;
+		b->d->recs.all = r;
 		b->r[i] = r;
 		victim_update(b->d, r);
 	}
@@ -302,11 +302,11 @@ static void test_start_refused(void)
 
 	no_rank.rank = NULL;
 	st = ask_start(b->d, &no_rank);
-	tap_ok(st == DAO_ERR_CONFIG && !b->d->pol, "a table without its victim order is refused (%s)",
+	tap_ok(st == DAO_ERR_CONFIG && !b->d->policy.ops, "a table without its victim order is refused (%s)",
 	       dao_strerror(st));
 	fails.create = refuse_create;
 	st = ask_start(b->d, &fails);
-	tap_ok(st == DAO_ERR_NOMEM && !b->d->pol && !b->d->pol_state && !b->d->res.pol_uses,
+	tap_ok(st == DAO_ERR_NOMEM && !b->d->policy.ops && !b->d->policy.state && !b->d->res.pol_uses,
 	       "a state that cannot be created fails the start and leaves the device as it was (%s)",
 	       dao_strerror(st));
 	bench_free(b);
@@ -343,7 +343,7 @@ static void test_dirty_fact(void)
 		tap_bail("start");
 	bench_records(b);
 	tap_ok(apart->n == 0, "dao: clean records rank together");
-	b->r[0]->host_valid = false;
+	b->r[0]->copies.host_valid = false;
 	victim_update(b->d, b->r[0]);
 	tap_ok(apart->n == 1 && apart->v[0] == b->r[0],
 	       "a record valid on the device only ranks apart, with no known future too");
@@ -361,7 +361,7 @@ static void test_stateful(void)
 	dao_status st = ask_start(b->d, &policy_sized);
 
 	s = sized_live;
-	tap_ok(st == DAO_OK && s && b->d->pol_state == s, "a stateful policy's state comes with start");
+	tap_ok(st == DAO_OK && s && b->d->policy.state == s, "a stateful policy's state comes with start");
 	if (!s)
 		tap_bail("no state");
 	tap_ok(s->dev.budget == 1 << 20 && s->dev.lookahead == 7 && s->dev.h2d_bytes_per_s > 0 &&

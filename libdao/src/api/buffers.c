@@ -15,14 +15,14 @@
  * step, so racing creates never commit more than the budget together. */
 static bool host_reserve(struct device *d, uint64_t bytes, uint64_t *committed)
 {
-	uint64_t cur = __atomic_load_n(&d->host_committed, __ATOMIC_RELAXED);
+	uint64_t cur = __atomic_load_n(&d->host.committed, __ATOMIC_RELAXED);
 
 	do {
-		if (bytes > d->host_budget - cur) {
+		if (bytes > d->host.budget - cur) {
 			*committed = cur;
 			return false;
 		}
-	} while (!__atomic_compare_exchange_n(&d->host_committed, &cur, cur + bytes, true,
+	} while (!__atomic_compare_exchange_n(&d->host.committed, &cur, cur + bytes, true,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return true;
 }
@@ -62,7 +62,7 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 		st = DAO_ERR_BUDGET;
 	} else if (!host_reserve(d, bytes, &committed)) {
 		dao_err("host budget of %llu bytes exhausted (%llu committed, %llu asked)",
-			(unsigned long long)d->host_budget, (unsigned long long)committed,
+			(unsigned long long)d->host.budget, (unsigned long long)committed,
 			(unsigned long long)bytes);
 		st = DAO_ERR_HOST_BUDGET;
 	} else {
@@ -93,7 +93,7 @@ dao_status dao_buffer_create(dao_ctx h, uint64_t bytes, dao_buf *out)
 		}
 		pthread_mutex_unlock(&c->slot_mu);
 		if (st != DAO_OK)
-			__atomic_fetch_sub(&d->host_committed, bytes, __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&d->host.committed, bytes, __ATOMIC_RELAXED);
 	}
 	if (locked)
 		ctx_leave(c);

@@ -27,7 +27,7 @@ static struct device *shared_devs;
 
 static struct device *shared_device(dao_backend_kind kind)
 {
-	for (struct device *d = shared_devs; d; d = d->shared_next)
+	for (struct device *d = shared_devs; d; d = d->sharing.next)
 		if (d->kind == kind)
 			return d;
 	return NULL;
@@ -35,9 +35,9 @@ static struct device *shared_device(dao_backend_kind kind)
 
 static void shared_forget(struct device *d)
 {
-	for (struct device **p = &shared_devs; *p; p = &(*p)->shared_next)
+	for (struct device **p = &shared_devs; *p; p = &(*p)->sharing.next)
 		if (*p == d) {
-			*p = d->shared_next;
+			*p = d->sharing.next;
 			return;
 		}
 }
@@ -107,10 +107,10 @@ static dao_status open_on(struct device *d, const struct resolved_config *rc, bo
 		free(c);
 		return st;
 	}
-	d->nctx++;
-	d->shared = shared;
-	if ((int)rc->log_level > d->log_level)
-		d->log_level = rc->log_level;
+	d->sharing.nctx++;
+	d->sharing.shared = shared;
+	if ((int)rc->log_level > d->report.log_level)
+		d->report.log_level = rc->log_level;
 	*out = (dao_ctx){ c->id };
 	*opened = c;
 	return DAO_OK;
@@ -155,15 +155,15 @@ static const char *shared_conflict(const struct device *d, const struct resolved
 		if (dao_budget_round(want, d->be->align) != d->budget)
 			return "device budget";
 	}
-	if (rc->policy_explicit && rc->policy != d->policy)
+	if (rc->policy_explicit && rc->policy != d->policy.id)
 		return "policy";
 	if ((rc->flags & DAO_CONFIG_DETERMINISTIC) && !(d->flags & DAO_CONFIG_DETERMINISTIC))
 		return "determinism";
 	if (rc->lookahead_explicit && rc->lookahead != d->lookahead)
 		return "lookahead";
-	if (rc->host_budget_explicit && host_budget_of(rc) != d->host_budget)
+	if (rc->host_budget_explicit && host_budget_of(rc) != d->host.budget)
 		return "host budget";
-	if (rc->trace_path[0] && (!d->trace_path || strcmp(rc->trace_path, d->trace_path)))
+	if (rc->trace_path[0] && (!d->trace.path || strcmp(rc->trace_path, d->trace.path)))
 		return "trace file";
 	return NULL;
 }
@@ -196,7 +196,7 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 			dao_err("a context is already open on the %s device with another %s "
 				"(budget %llu, policy %s, lookahead %u%s)",
 				dao_backend_name(d->kind), differs, (unsigned long long)d->budget,
-				dao_policy_name(d->policy), d->lookahead,
+				dao_policy_name(d->policy.id), d->lookahead,
 				d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "");
 			return DAO_ERR_CONFLICT;
 		}
@@ -214,7 +214,7 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		if (st != DAO_OK) {
 			device_destroy(d);
 		} else if (!(rc->flags & DAO_CONFIG_PRIVATE)) {
-			d->shared_next = shared_devs;
+			d->sharing.next = shared_devs;
 			shared_devs = d;
 		}
 	}
@@ -223,7 +223,7 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		open_prime(c);
 		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u",
 			 dao_backend_name(d->kind), (unsigned long long)d->budget,
-			 dao_policy_name(d->policy), d->lookahead);
+			 dao_policy_name(d->policy.id), d->lookahead);
 	}
 	return st;
 }
@@ -333,7 +333,7 @@ dao_status dao_close(dao_ctx h, uint64_t *leaked)
 		*leaked = n;
 
 	registry_lock();
-	if (--d->nctx == 0) {
+	if (--d->sharing.nctx == 0) {
 		shared_forget(d);
 	} else {
 		d = NULL;

@@ -168,8 +168,8 @@ dao_status dao_iteration(dao_ctx h)
 	op->ctx = c;
 	queue_wait_turn(c->dev);
 	inbox_push(c->dev, op);
-	if (c->dev->trace)
-		dao_trace_writer_iteration(c->dev->trace, c->dev->trace_iter++);
+	if (c->dev->trace.out)
+		dao_trace_writer_iteration(c->dev->trace.out, c->dev->trace.iter++);
 	api_leave(c);
 	return DAO_OK;
 }
@@ -205,14 +205,14 @@ dao_status dao_info_get(dao_ctx h, dao_info *out)
 	d = c->dev;
 	*out = (dao_info){
 		.backend = d->kind,
-		.policy = d->policy,
+		.policy = d->policy.id,
 		.lookahead = d->lookahead,
 		.flags = d->flags,
 		.device_budget = d->budget,
-		.host_budget = d->host_budget,
+		.host_budget = d->host.budget,
 		.device_memory = d->be->device_memory,
 		.backend_name = dao_backend_name_of(d->be),
-		.policy_name = dao_policy_name(d->policy),
+		.policy_name = dao_policy_name(d->policy.id),
 	};
 	api_leave(c);
 	return DAO_OK;

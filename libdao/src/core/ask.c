@@ -41,8 +41,8 @@ dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
 		free(uses);
 		return st;
 	}
-	d->pol = pol;
-	d->pol_state = state;
+	d->policy.ops = pol;
+	d->policy.state = state;
 	d->res.pol_uses = uses;
 	return DAO_OK;
 }
@@ -50,15 +50,15 @@ dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
 void ask_summary(const struct device *d, char *buf, size_t len)
 {
 	buf[0] = 0;
-	if (d->pol && d->pol->summary)
-		d->pol->summary(d->pol_state, buf, len);
+	if (d->policy.ops && d->policy.ops->summary)
+		d->policy.ops->summary(d->policy.state, buf, len);
 }
 
 void ask_stop(struct device *d)
 {
-	if (d->pol && d->pol->destroy)
-		d->pol->destroy(d->pol_state);
-	d->pol_state = NULL;
+	if (d->policy.ops && d->policy.ops->destroy)
+		d->policy.ops->destroy(d->policy.state);
+	d->policy.state = NULL;
 	free(d->res.pol_uses);
 	d->res.pol_uses = NULL;
 }
@@ -140,7 +140,7 @@ uint64_t ask_fetch_room(struct device *d, const struct op *target)
 		.target = target,
 	};
 
-	return d->pol->fetch_room(d->pol_state, &fr.q);
+	return d->policy.ops->fetch_room(d->policy.state, &fr.q);
 }
 
 static uint64_t peak_room(struct policy_clean *c)
@@ -174,7 +174,7 @@ bool ask_clean_begin(struct clean_turn *t, struct device *d)
 {
 	const struct op *frontier_op = d->res.pf_op;
 
-	if (!d->pol->clean)
+	if (!d->policy.ops->clean)
 		return false;
 	*t = (struct clean_turn){
 		.c = { .frontier = frontier_op ? frontier_op->seq : d->q.next_seq,
@@ -193,7 +193,7 @@ bool ask_clean(struct clean_turn *t, uint64_t key, uint64_t bytes)
 	t->c.key = key;
 	t->c.bytes = bytes;
 	t->c.cleaned_bytes = t->d->res.clean_bytes;
-	return t->d->pol->clean(t->d->pol_state, &t->c);
+	return t->d->policy.ops->clean(t->d->policy.state, &t->c);
 }
 
 void ask_iteration(struct device *d, const struct op *mark)
@@ -204,7 +204,7 @@ void ask_iteration(struct device *d, const struct op *mark)
 		.prev_len = d->res.prev_iter_len,
 	};
 
-	if (d->pol->iteration && d->pol->iteration(d->pol_state, &m) == POLICY_RERANK)
+	if (d->policy.ops->iteration && d->policy.ops->iteration(d->policy.state, &m) == POLICY_RERANK)
 		victim_rerank(d);
 }
 
@@ -225,6 +225,6 @@ void ask_queued_slow(struct device *d, const struct op *op)
 		uses[i] = (struct policy_use){ .id = op->opnd[i].rec->id,
 					       .bytes = op->opnd[i].rec->asize,
 					       .mode = (dao_mode)op->opnd[i].mode };
-	if (d->pol->queued(d->pol_state, &o) == POLICY_RERANK)
+	if (d->policy.ops->queued(d->policy.state, &o) == POLICY_RERANK)
 		victim_rerank(d);
 }

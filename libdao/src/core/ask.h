@@ -48,7 +48,7 @@ void ask_queued_slow(struct device *d, const struct op *op);
 
 static inline void ask_queued(struct device *d, const struct op *op)
 {
-	if (d->pol->queued)
+	if (d->policy.ops->queued)
 		ask_queued_slow(d, op);
 }
 

@@ -32,9 +32,9 @@ void device_destroy(struct device *d)
 	op_cache_destroy(d);
 	summary_write(d);
 	publish_close(d);
-	if (d->trace && dao_trace_writer_close(d->trace) != DAO_OK)
+	if (d->trace.out && dao_trace_writer_close(d->trace.out) != DAO_OK)
 		dao_warn("writing the trace failed");
-	free(d->trace_path);
+	free(d->trace.path);
 	ask_stop(d);
 	victim_destroy(d);
 	rec_cache_destroy(d);
@@ -79,22 +79,22 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		pthread_mutexattr_destroy(&ma);
 	}
 	d->mu_cpu = -1;
-	d->push_cpu = -1;
-	d->exec_cpu = -1;
+	d->wake.push_cpu = -1;
+	d->wake.exec_cpu = -1;
 	pthread_cond_init(&d->work_cv, NULL);
 	pthread_cond_init(&d->done_cv, NULL);
 	d->be = be;
 	d->kind = be->kind;
-	d->policy = rc->policy;
+	d->policy.id = rc->policy;
 	d->lookahead = rc->lookahead;
 	d->flags = rc->flags;
-	d->log_level = rc->log_level;
+	d->report.log_level = rc->log_level;
 	d->budget = be->arena_bytes;
-	d->host_budget = host_budget;
+	d->host.budget = host_budget;
 	d->q.next_seq = 1;
-	d->next_rec_id = 1;
+	d->recs.next_id = 1;
 	d->stats.budget_bytes = d->budget;
-	d->stats.host_budget_bytes = d->host_budget;
+	d->stats.host_budget_bytes = d->host.budget;
 	victim_init(d);
 	st = ask_start(d, policy_ops(rc->policy));
 	if (st != DAO_OK) {
@@ -107,12 +107,12 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		return DAO_ERR_NOMEM;
 	}
 	if (rc->trace_path[0]) {
-		d->trace_path = strdup(rc->trace_path);
-		if (!d->trace_path) {
+		d->trace.path = strdup(rc->trace_path);
+		if (!d->trace.path) {
 			device_destroy(d);
 			return DAO_ERR_NOMEM;
 		}
-		st = dao_trace_writer_open(rc->trace_path, &d->trace);
+		st = dao_trace_writer_open(rc->trace_path, &d->trace.out);
 		if (st != DAO_OK) {
 			dao_err("cannot write trace %s", rc->trace_path);
 			device_destroy(d);
@@ -123,9 +123,9 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 		device_destroy(d);
 		return DAO_ERR_NOMEM;
 	}
-	memcpy(d->job_name, rc->job_name, sizeof(d->job_name));
-	memcpy(d->summary_path, rc->summary_path, sizeof(d->summary_path));
-	d->slurm_job_id = summary_slurm_job_id();
+	memcpy(d->report.job_name, rc->job_name, sizeof(d->report.job_name));
+	memcpy(d->report.summary_path, rc->summary_path, sizeof(d->report.summary_path));
+	d->report.slurm_job_id = summary_slurm_job_id();
 	publish_open(d);
 	st = executor_start(d);
 	if (st != DAO_OK) {

@@ -25,7 +25,7 @@ static dao_log_level op_log_level(const struct device *d, const struct op *op)
 		return op->ctx->log_level;
 	if (op->kind == OP_FREE && op->free_rec->ctx)
 		return op->free_rec->ctx->log_level;
-	return (dao_log_level)d->log_level;
+	return (dao_log_level)d->report.log_level;
 }
 
 static bool runnable(const struct device *d)
@@ -35,7 +35,7 @@ static bool runnable(const struct device *d)
 	if (!(d->flags & DAO_CONFIG_DETERMINISTIC))
 		return true;
 	/* A full window, or someone waits for what is queued. */
-	return queue_window_full(d) || d->q.flush || d->stop;
+	return queue_window_full(d) || d->q.flush || d->thread.stop;
 }
 
 static void run_kernel(struct device *d, struct op *op)
@@ -198,7 +198,7 @@ static void process(struct device *d, struct op *op)
 static void poll_for_work(struct device *d)
 {
 	uint64_t seen = d->q.pushed;
-	int me = sched_getcpu(), from = __atomic_load_n(&d->push_cpu, __ATOMIC_RELAXED);
+	int me = sched_getcpu(), from = __atomic_load_n(&d->wake.push_cpu, __ATOMIC_RELAXED);
 	bool elsewhere = me >= 0 && from >= 0 && from != me;
 	/* A launch through the inbox publishes the cell at its head, whose
 	 * number is the head itself until then (the queue is empty: every
@@ -239,9 +239,9 @@ static void *executor_main(void *arg)
 		inbox_drain(d);
 		rec_adopt(d); /* buffers created without dev->mu: for the publisher */
 		while (!runnable(d)) {
-			if (d->stop && !d->q.head)
+			if (d->thread.stop && !d->q.head)
 				goto out;
-			if (!d->q.head && !d->stop && !polled) {
+			if (!d->q.head && !d->thread.stop && !polled) {
 				poll_for_work(d);
 				inbox_drain(d);
 				polled = true;
@@ -251,11 +251,11 @@ static void *executor_main(void *arg)
 			 * inbox: a launch publishes its cell, then looks at
 			 * exec_waiting (inbox.c), so one of the two sees the
 			 * other. */
-			__atomic_store_n(&d->exec_waiting, true, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&d->wake.exec_waiting, true, __ATOMIC_SEQ_CST);
 			inbox_drain(d);
 			if (!runnable(d))
 				dev_cond_wait(d, &d->work_cv);
-			__atomic_store_n(&d->exec_waiting, false, __ATOMIC_RELAXED);
+			__atomic_store_n(&d->wake.exec_waiting, false, __ATOMIC_RELAXED);
 			inbox_drain(d);
 			polled = false;
 		}
@@ -274,7 +274,7 @@ static void *executor_main(void *arg)
 		dao_log_scope_pop();
 		d->q.executing = false;
 		/* Busy: readers can wait for the coarse clock to move. */
-		if (d->pub)
+		if (d->report.pub)
 			publish_tick(d, runnable(d));
 		c = op->ctx;
 		blocking = op->blocking;
@@ -300,7 +300,7 @@ static void *executor_main(void *arg)
 out: {
 	dao_fence all = d->issued;
 
-	dao_log_scope_push((dao_log_level)d->log_level);
+	dao_log_scope_push((dao_log_level)d->report.log_level);
 	res_wait(d, &all);
 	dao_log_scope_pop();
 }
@@ -310,20 +310,20 @@ out: {
 
 dao_status executor_start(struct device *d)
 {
-	if (pthread_create(&d->thread, NULL, executor_main, d))
+	if (pthread_create(&d->thread.id, NULL, executor_main, d))
 		return DAO_ERR_NOMEM;
-	d->thread_started = true;
+	d->thread.started = true;
 	return DAO_OK;
 }
 
 void executor_stop(struct device *d)
 {
-	if (!d->thread_started)
+	if (!d->thread.started)
 		return;
 	dev_lock(d);
-	d->stop = true;
+	d->thread.stop = true;
 	pthread_cond_signal(&d->work_cv);
 	dev_unlock(d);
-	pthread_join(d->thread, NULL);
-	d->thread_started = false;
+	pthread_join(d->thread.id, NULL);
+	d->thread.started = false;
 }

@@ -111,7 +111,7 @@ uint64_t horizon_peak_room(const struct device *d)
 		for (uint32_t i = 0; i < op->nopnd && !op->on_host; i++) {
 			const struct opnd *u = &op->opnd[i];
 
-			if (!u->rec->blk && u->rec->use_head == u)
+			if (!u->rec->blk && u->rec->uses.head == u)
 				net = sat_add(net, u->rec->asize);
 		}
 		if (net > peak)

@@ -32,7 +32,7 @@ bool inbox_init(struct device *d)
 	struct dev_inbox *ib = &d->inbox;
 	size_t bytes = op_bytes(INBOX_OPERANDS, INBOX_NAME_MAX - 1);
 
-	if (d->flags & DAO_CONFIG_DETERMINISTIC || d->trace)
+	if (d->flags & DAO_CONFIG_DETERMINISTIC || d->trace.out)
 		return true; /* every launch takes dev->mu: its turn, its trace line */
 	ib->op_bytes = (bytes + 63) & ~(size_t)63;
 	ib->seq = aligned_alloc(64, INBOX_CELLS * INBOX_SEQ_STRIDE * sizeof(*ib->seq));
@@ -116,9 +116,9 @@ static void inbox_kick(struct device *d)
 	int me = sched_getcpu();
 
 	/* Where the executor looks for the next push (executor.c). */
-	if (__atomic_load_n(&d->push_cpu, __ATOMIC_RELAXED) != me)
-		__atomic_store_n(&d->push_cpu, me, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&d->exec_waiting, __ATOMIC_SEQ_CST)) {
+	if (__atomic_load_n(&d->wake.push_cpu, __ATOMIC_RELAXED) != me)
+		__atomic_store_n(&d->wake.push_cpu, me, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&d->wake.exec_waiting, __ATOMIC_SEQ_CST)) {
 		/* The push wakes the executor (queue_push); while this
 		 * thread holds the lock, the executor is either asleep
 		 * already or has yet to look at the cells again. */
@@ -139,7 +139,7 @@ static void inbox_kick(struct device *d)
 static bool window_spin(struct ctx *c)
 {
 	struct device *d = c->dev;
-	int exec = __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED), me = sched_getcpu();
+	int exec = __atomic_load_n(&d->wake.exec_cpu, __ATOMIC_RELAXED), me = sched_getcpu();
 
 	if (exec < 0 || me < 0 || exec == me)
 		return false;
@@ -222,7 +222,7 @@ void inbox_launch_uncount(struct ctx *c)
 	/* Under dev->mu, where the executor decides whom to wake: a launch
 	 * asleep on this window may have missed its turn. */
 	__atomic_fetch_sub(&c->launched, 1, __ATOMIC_RELAXED);
-	if (c->dev->done_waiters)
+	if (c->dev->waiters.done)
 		pthread_cond_broadcast(&c->dev->done_cv);
 }
 

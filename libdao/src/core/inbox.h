@@ -38,7 +38,7 @@ static inline uint64_t *inbox_seq(const struct dev_inbox *ib, uint64_t pos)
 static inline bool inbox_takes(const struct device *d, size_t count, size_t namelen)
 {
 	return inbox_enabled(d) && count <= INBOX_OPERANDS && namelen < INBOX_NAME_MAX &&
-	       __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED) != sched_getcpu();
+	       __atomic_load_n(&d->wake.exec_cpu, __ATOMIC_RELAXED) != sched_getcpu();
 }
 
 enum inbox_result {

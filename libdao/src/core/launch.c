@@ -30,7 +30,7 @@ static dao_status over_budget(const struct device *d, const struct launch *l, ui
  * opnd[0..*nopnd) the distinct owners in first-use order with their modes
  * or'ed (a write of part of a buffer updates its owner). c->slot_mu or
  * dev->mu is held, dev_locked says which: with dev->mu duplicates are
- * found by stamping the records with the launch's number (d->stamp), else
+ * found by stamping the records with the launch's number (d->recs.stamp), else
  * (at most INBOX_OPERANDS) by comparing with the owners found so far,
  * which writes nothing the executor reads. A bad handle's status, or
  * DAO_ERR_BUDGET (logged) when the owners do not fit in the budget
@@ -47,7 +47,7 @@ resolve(struct ctx *c, const struct launch *l, bool dev_locked, struct karg *arg
 	uint32_t n = 0;
 
 	if (dev_locked)
-		d->stamp++;
+		d->recs.stamp++;
 	for (size_t i = 0; i < count; i++) {
 		uint8_t m = (uint8_t)ops[i].mode;
 		struct slot *s;
@@ -69,10 +69,10 @@ resolve(struct ctx *c, const struct launch *l, bool dev_locked, struct karg *arg
 		if (m == MODE_W && (s->off != 0 || s->len != r->size))
 			m = MODE_RW;
 		if (dev_locked) {
-			j = r->stamp_idx;
-			if (r->stamp != d->stamp) {
-				r->stamp = d->stamp;
-				r->stamp_idx = j = n;
+			j = r->stamp.idx;
+			if (r->stamp.seq != d->recs.stamp) {
+				r->stamp.seq = d->recs.stamp;
+				r->stamp.idx = j = n;
 			}
 		} else {
 			for (j = 0; j < n && opnd[j].rec != r; j++)
@@ -110,7 +110,7 @@ static void trace_kernel(struct device *d, const struct op *op)
 	/* A host kernel is a host access, which a trace does not replay:
 	 * a comment (Documentation/trace-format.md). */
 	(op->on_host ? dao_trace_writer_host_kernel : dao_trace_writer_kernel)(
-		d->trace, op->name, op->flops, ids, n[MODE_R], ids + op->nopnd, n[MODE_W],
+		d->trace.out, op->name, op->flops, ids, n[MODE_R], ids + op->nopnd, n[MODE_W],
 		ids + 2 * op->nopnd, n[MODE_RW]);
 	if (ids != stackbuf)
 		free(ids);
@@ -146,7 +146,7 @@ dao_status launch_locked(struct ctx *c, const struct launch *l)
 	op->nargs = (uint32_t)l->count;
 	inbox_push(d, op);
 	table_append(d, op);
-	if (d->trace)
+	if (d->trace.out)
 		trace_kernel(d, op);
 	return DAO_OK;
 }

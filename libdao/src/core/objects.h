@@ -140,37 +140,55 @@ struct rec {
 	/* every live record of the device, for publishing (core/record.c:
 	 * a new record waits on the device's list of new ones until dev->mu's
 	 * holder moves it here) */
-	struct rec *all_prev, *all_next;
+	struct {
+		struct rec *prev, *next;
+	} all;
 	uint32_t refs; /* live handle slots naming it */
 	bool released;
 	bool traced; /* its 'b' line is in the trace */
 
 	/* From here on the executor writes, some fields for every kernel: a
 	 * line apart from the first, which every launch reads. */
-	int32_t heap_pos; /* index in heaps[heap_which], -1 when absent */
-	uint8_t heap_which;
-	bool host_valid; /* the host copy (or the job's initial contents) is current */
-	bool dev_valid; /* the device copy holds the current contents */
-	bool ahead;     /* prefetched (or its space reserved); its use has not run */
-	bool cleaned;   /* written back ahead of eviction, still resident and clean */
-	uint32_t pin;   /* operand of the op being executed: not a victim */
-	uint32_t stamp_idx;
-	struct opnd *use_head, *use_tail;
-	uint64_t stamp; /* launch-time deduplication */
+	struct {
+		int32_t pos; /* index in heaps[which], -1 when absent */
+		uint8_t which;
+	} heap;
+	/* Where the current contents are, changed together by every move. */
+	struct {
+		bool host_valid; /* the host copy (or the job's initial contents) is current */
+		bool dev_valid;  /* the device copy holds the current contents */
+		bool ahead;      /* prefetched (or its space reserved); its use has not run */
+		bool cleaned;    /* written back ahead of eviction, still resident and clean */
+	} copies;
+	uint32_t pin; /* operand of the op being executed: not a victim */
+	/* its uses in the access-pattern table, oldest first */
+	struct {
+		struct opnd *head, *tail;
+	} uses;
+	/* launch-time deduplication: the device's stamp when a launch last
+	 * named it, and that launch's operand index */
+	struct {
+		uint64_t seq;
+		uint32_t idx;
+	} stamp;
 
 	/* residency, decided by the executor */
 	struct dao_block *blk; /* device allocation, NULL when not resident */
 	void *host;
 	uint64_t pin_handle; /* module pin of the host copy, 0 if none */
-	dao_fence ready;     /* device copy valid once reached */
-	dao_fence busy;      /* every use of the device copy done once reached */
-	dao_fence host_busy; /* every copy from or into the host copy done */
-	uint64_t last_use;   /* seq of the last executed use */
-	uint64_t load_seq;   /* seq when it became resident (fifo) */
+	struct {
+		dao_fence ready;     /* device copy valid once reached */
+		dao_fence busy;      /* every use of the device copy done once reached */
+		dao_fence host_busy; /* every copy from or into the host copy done */
+	} fence;
+	uint64_t last_use; /* seq of the last executed use */
+	uint64_t load_seq; /* seq when it became resident (fifo) */
 	uint64_t key;
 	/* iteration pattern: offset of the first use in the current iteration */
-	uint64_t iter_no;
-	uint64_t iter_off;
+	struct {
+		uint64_t no;
+		uint64_t off;
+	} iter;
 } __attribute__((aligned(64)));
 
 /* A handle slot. Owners and views alike; views point at the owner's record. */
@@ -316,19 +334,25 @@ struct device {
 	int mu_cpu; /* CPU of dev->mu's last holder, a hint for spinning (lock.h) */
 	pthread_cond_t work_cv; /* executor: work arrived */
 	pthread_cond_t done_cv; /* submitters: op done, queue space */
-	pthread_t thread;
-	bool thread_started;
-	bool stop;
-	uint32_t done_waiters; /* threads sleeping on done_cv */
-	uint32_t window_waiters; /* of those, launches waiting for a full window to drain */
+	struct {
+		pthread_t id;
+		bool started;
+		bool stop; /* asked to finish what is queued and return */
+	} thread; /* the executor (executor.c) */
+	struct {
+		uint32_t done;   /* threads sleeping on done_cv */
+		uint32_t window; /* of those, launches waiting for a full window to drain */
+	} waiters;
 
 	/* What every launch reads, written seldom: a cache line of its own
 	 * (the device is allocated aligned). */
 	struct dao_backend *be __attribute__((aligned(64)));
 	dao_backend_kind kind;
-	dao_policy policy;
-	const struct dao_policy_ops *pol; /* the policy's decisions (policy/policy.h) */
-	void *pol_state; /* its state for this device (NULL: stateless) */
+	struct {
+		dao_policy id;
+		const struct dao_policy_ops *ops; /* its decisions (policy/policy.h) */
+		void *state; /* its state for this device (NULL: stateless) */
+	} policy;
 	uint32_t lookahead;
 	uint32_t flags;
 	uint64_t budget;
@@ -336,48 +360,77 @@ struct device {
 	 * launches read it without dev->mu (core/inbox.c). */
 	dao_status failure;
 
-	/* Read by every launch through the inbox, written seldom. */
-	bool exec_waiting __attribute__((aligned(64))); /* executor sleeps on work_cv: atomic */
-	/* CPU of the last push or launch: how the executor waits for the next
-	 * (executor.c); atomic. */
-	int push_cpu;
-	/* The executor's CPU when it finished its last op, written when it
-	 * changes: waiters spin while it is another CPU (queue.c), and a
-	 * launch from its CPU takes dev->mu instead of the inbox (inbox.h). */
-	int exec_cpu;
-	uint64_t host_budget;
-	/* Bytes of live owning buffers: atomic, creates add without dev->mu. */
-	uint64_t host_committed;
-	bool shared;
-	uint32_t nctx;
-	uint32_t serial; /* registry bookkeeping */
-	struct device *shared_next; /* the next shared device (api/open.c) */
+	/* How a launch through the inbox wakes the executor: read by every
+	 * such launch, written seldom, all atomic. */
+	struct {
+		bool exec_waiting; /* the executor sleeps on work_cv */
+		/* CPU of the last push or launch: how the executor waits for
+		 * the next (executor.c) */
+		int push_cpu;
+		/* The executor's CPU when it finished its last op, written when
+		 * it changes: waiters spin while it is another CPU (queue.c),
+		 * and a launch from its CPU takes dev->mu instead of the inbox
+		 * (inbox.h). */
+		int exec_cpu;
+	} wake __attribute__((aligned(64)));
+	struct {
+		uint64_t budget;
+		/* Bytes of live owning buffers: atomic, creates add without
+		 * dev->mu. */
+		uint64_t committed;
+	} host;
+	struct {
+		bool shared;
+		uint32_t nctx;
+		struct device *next; /* the next shared device (api/open.c) */
+	} sharing; /* between the contexts of a process */
 
 	struct dev_queue q __attribute__((aligned(64))); /* queue.c, executor.c */
 	struct dev_inbox inbox;   /* inbox.c */
 	struct dev_residency res; /* residency.c, victim.c */
 
-	uint64_t next_rec_id;
-	uint64_t stamp;
-	uint64_t trace_iter;
-	struct dao_trace_writer *trace;
-	struct dao_pin *pin;
-	struct dao_publisher *pub;
-	struct rec *all_recs; /* list of live records (rec->all_next) */
-	struct rec_cache recs; /* where records come from (record.c) */
-	char job_name[64];
-	uint64_t slurm_job_id;      /* SLURM_JOB_ID when run under Slurm, else 0 */
+	struct {
+		uint64_t next_id; /* atomic */
+		uint64_t stamp;   /* the last launch's number (launch.c) */
+		struct rec *all;  /* the live records (rec->all.next) */
+		struct rec_cache cache; /* where records come from (record.c) */
+	} recs;
+	struct {
+		struct dao_trace_writer *out;
+		char *path; /* where the trace goes; NULL when none */
+		uint64_t iter;
+	} trace;
+	/* What the device tells the world: daoctl's view, the summary, its
+	 * own messages. */
+	struct {
+		struct dao_publisher *pub;
+		char job_name[64];
+		uint64_t slurm_job_id; /* SLURM_JOB_ID when run under Slurm, else 0 */
+		char summary_path[4096]; /* DAO_SUMMARY: "stderr", a file, or "" */
+		/* Messages that belong to no one context (the device's own)
+		 * follow the most verbose context ever opened on it (raised by
+		 * dao_open while the executor may read it). */
+		_Atomic int log_level;
+	} report;
 	uint64_t peak_pinned_bytes; /* most host bytes pinned at once */
-	char summary_path[4096];    /* DAO_SUMMARY: "stderr", a file, or "" */
-	char *trace_path; /* where the trace goes; NULL when none */
-	/* Messages that belong to no one context (the device's own) follow the
-	 * most verbose context ever opened on it (raised by dao_open while the
-	 * executor may read it). */
-	_Atomic int log_level;
 
 	dao_fence issued; /* everything submitted to the backend so far */
 	dao_stats stats;
 };
+/*
+ * The cache lines the comments above promise, kept when fields are added:
+ * a launch reads a record's first line and the executor writes its second;
+ * a launch reads the device's configuration line and, through the inbox,
+ * its wake line, neither shared with what the executor writes per kernel.
+ */
+_Static_assert(offsetof(struct rec, heap) == 64, "a record's first line is what a launch reads");
+_Static_assert(offsetof(struct rec, blk) < 128, "the executor's per-kernel fields share one line");
+_Static_assert(offsetof(struct device, wake) - offsetof(struct device, be) == 64,
+	       "the device's configuration is one line");
+_Static_assert(offsetof(struct device, q) - offsetof(struct device, wake) == 64,
+	       "the wake line holds only what launches read");
+
+
 
 /* Three cache lines, so that the job's thread and the executor do not
  * write lines the other reads for every op (allocated aligned). */
@@ -465,7 +518,7 @@ static inline dao_status ctx_usable(const struct ctx *c)
 
 static inline bool rec_dirty(const struct rec *r)
 {
-	return r->blk && r->dev_valid && !r->host_valid;
+	return r->blk && r->copies.dev_valid && !r->copies.host_valid;
 }
 
 #endif /* DAO_CORE_OBJECTS_H */

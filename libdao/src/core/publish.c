@@ -121,12 +121,12 @@ static void fill_header(struct dao_pub_header *h, const struct device *d, uint32
 	h->serial = serial;
 	h->lookahead = d->lookahead;
 	h->budget = d->budget;
-	h->host_budget = d->host_budget;
+	h->host_budget = d->host.budget;
 	copy_text(h->job, sizeof(h->job),
-		  d->job_name[0] ? d->job_name : program_invocation_short_name);
+		  d->report.job_name[0] ? d->report.job_name : program_invocation_short_name);
 	copy_text(h->backend, sizeof(h->backend), dao_backend_name_of(d->be));
-	copy_text(h->policy, sizeof(h->policy), dao_policy_name(d->policy));
-	h->slurm_job_id = d->slurm_job_id;
+	copy_text(h->policy, sizeof(h->policy), dao_policy_name(d->policy.id));
+	h->slurm_job_id = d->report.slurm_job_id;
 }
 
 static void publish_summary(struct dao_publisher *p, const struct device *d, uint64_t now)
@@ -205,9 +205,9 @@ static void heap_push(struct rec **h, uint32_t n, struct rec *r)
 static uint64_t rec_flags(const struct device *d, const struct rec *r)
 {
 	/* Zero bytes: always resident, never moves (decision 3). */
-	bool on_dev = !r->size || (r->blk && r->dev_valid);
+	bool on_dev = !r->size || (r->blk && r->copies.dev_valid);
 	/* Without host data (simulator) a valid host copy needs no allocation. */
-	bool on_host = r->size && r->host_valid && (r->host || !d->be->holds_data);
+	bool on_host = r->size && r->copies.host_valid && (r->host || !d->be->holds_data);
 	uint64_t f = (on_dev ? DAO_PUB_LOC_DEVICE : 0) | (on_host ? DAO_PUB_LOC_HOST : 0);
 
 	if (rec_dirty(r))
@@ -227,7 +227,7 @@ static void publish_table(struct dao_publisher *p, const struct device *d, uint6
 	/* The walk reads only the records' first lines (size, id, link):
 	 * each further line would be one more miss per live buffer. The
 	 * pinned bytes are counted as they are pinned (residency.c). */
-	for (const struct rec *r = d->all_recs; r; r = r->all_next) {
+	for (const struct rec *r = d->recs.all; r; r = r->all.next) {
 		struct rec *rr = (struct rec *)r;
 
 		head.live++;
@@ -262,8 +262,8 @@ static void publish_table(struct dao_publisher *p, const struct device *d, uint6
 			.since_last = DAO_PUB_NONE,
 		};
 
-		if (r->use_head) {
-			uint64_t at = r->use_head->op->seq;
+		if (r->uses.head) {
+			uint64_t at = r->uses.head->op->seq;
 
 			b.next_use = at > d->q.now_seq ? at - d->q.now_seq : 0;
 		}
@@ -348,7 +348,7 @@ void publish_open(struct device *d)
 	p->next = open_list;
 	open_list = p;
 	pthread_mutex_unlock(&open_mu);
-	d->pub = p;
+	d->report.pub = p;
 	return;
 
 fail_fd:
@@ -364,7 +364,7 @@ fail:
 
 void publish_tick(struct device *d, bool busy)
 {
-	struct dao_publisher *p = d->pub;
+	struct dao_publisher *p = d->report.pub;
 	uint64_t now;
 	bool waited;
 
@@ -404,11 +404,11 @@ void publish_tick(struct device *d, bool busy)
 
 void publish_close(struct device *d)
 {
-	struct dao_publisher *p = d->pub;
+	struct dao_publisher *p = d->report.pub;
 
 	if (!p)
 		return;
-	d->pub = NULL;
+	d->report.pub = NULL;
 	pthread_mutex_lock(&open_mu);
 	for (struct dao_publisher **pp = &open_list; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {

@@ -117,13 +117,13 @@ void queue_push(struct device *d, struct op *op)
 	/* Relaxed: the executor's poll only needs to see it change. */
 	__atomic_store_n(&d->q.pushed, d->q.pushed + 1, __ATOMIC_RELAXED);
 	if (!op->in_inbox)
-		__atomic_store_n(&d->push_cpu, __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED),
+		__atomic_store_n(&d->wake.push_cpu, __atomic_load_n(&d->mu_cpu, __ATOMIC_RELAXED),
 				 __ATOMIC_RELAXED);
 	if (!d->res.pf_op) {
 		d->res.pf_op = op;
 		d->res.pf_idx = 0;
 	}
-	if (__atomic_load_n(&d->exec_waiting, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&d->wake.exec_waiting, __ATOMIC_SEQ_CST))
 		pthread_cond_signal(&d->work_cv);
 }
 
@@ -136,15 +136,15 @@ void table_append(struct device *d, struct op *op)
 
 		u->op = op;
 		u->next_use = NULL;
-		if (r->use_tail) {
-			r->use_tail->next_use = u;
+		if (r->uses.tail) {
+			r->uses.tail->next_use = u;
 		} else {
-			r->use_head = u;
+			r->uses.head = u;
 			/* Its next use just became known: re-rank it. */
 			if (r->blk && !r->pin)
 				victim_update(d, r);
 		}
-		r->use_tail = u;
+		r->uses.tail = u;
 	}
 	ask_queued(d, op);
 }
@@ -157,7 +157,7 @@ void table_append(struct device *d, struct op *op)
 void wait_done(struct device *d)
 {
 	uint64_t seen = d->q.finished;
-	int exec = __atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED);
+	int exec = __atomic_load_n(&d->wake.exec_cpu, __ATOMIC_RELAXED);
 	int me = sched_getcpu();
 
 	if (d->q.queued && exec >= 0 && me >= 0 && exec != me) {
@@ -167,9 +167,9 @@ void wait_done(struct device *d)
 		if (d->q.finished != seen)
 			return;
 	}
-	d->done_waiters++;
+	d->waiters.done++;
 	dev_cond_wait(d, &d->done_cv);
-	d->done_waiters--;
+	d->waiters.done--;
 }
 
 void queue_wait_turn(struct device *d)
@@ -202,9 +202,9 @@ void queue_wait_window(struct device *d, struct ctx *c)
 	else if (c->window_cpu != me)
 		c->window_cpu = -1;
 	c->window_waiters++;
-	d->window_waiters++;
+	d->waiters.window++;
 	wait_done(d);
-	d->window_waiters--;
+	d->waiters.window--;
 	c->window_waiters--;
 }
 
@@ -231,11 +231,11 @@ bool queue_op_finished(struct device *d, struct ctx *c, bool blocking)
 
 	/* Relaxed: spinning waiters (wait_done) only need to see it change. */
 	__atomic_store_n(&d->q.finished, d->q.finished + 1, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&d->exec_cpu, __ATOMIC_RELAXED) != me)
-		__atomic_store_n(&d->exec_cpu, me, __ATOMIC_RELAXED);
-	if (!d->done_waiters)
+	if (__atomic_load_n(&d->wake.exec_cpu, __ATOMIC_RELAXED) != me)
+		__atomic_store_n(&d->wake.exec_cpu, me, __ATOMIC_RELAXED);
+	if (!d->waiters.done)
 		return false;
-	if (blocking || d->done_waiters > d->window_waiters)
+	if (blocking || d->waiters.done > d->waiters.window)
 		return true;
 	if (!c || !c->window_waiters)
 		return false;

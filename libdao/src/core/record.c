@@ -8,7 +8,7 @@
  * Creating takes no dev->mu (Documentation/design.md, Locking): the record
  * comes from its context's batch or from the destroyed ones, is written
  * (its first line, heap_pos and host_valid only) and pushed onto
- * d->recs.fresh; whoever holds dev->mu next moves the fresh records onto
+ * d->recs.cache.fresh; whoever holds dev->mu next moves the fresh records onto
  * the device's list of live ones and counts them (rec_adopt), before
  * anything can destroy them.
  */
@@ -39,7 +39,7 @@ static void rec_push(struct rec **stack, struct rec *r)
 	/* A push is never fooled by a top that left and came back: it only
 	 * sets r->all_next to whatever the top is when the swap succeeds. */
 	do
-		r->all_next = top;
+		r->all.next = top;
 	while (!__atomic_compare_exchange_n(stack, &top, r, true, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED));
 }
@@ -102,7 +102,7 @@ static bool chunk_add(struct rec_cache *rc)
 
 void rec_cache_prime(struct device *d)
 {
-	struct rec_cache *rc = &d->recs;
+	struct rec_cache *rc = &d->recs.cache;
 
 	pthread_mutex_lock(&rc->mu);
 	if (rc->left < sizeof(struct rec) && chunk_add(rc) && rc->cur_zero)
@@ -113,7 +113,7 @@ void rec_cache_prime(struct device *d)
 /* A batch of fresh records for context c (its slot_mu held). */
 static bool batch_take(struct device *d, struct ctx_recs *cr)
 {
-	struct rec_cache *rc = &d->recs;
+	struct rec_cache *rc = &d->recs.cache;
 	size_t want = BATCH * sizeof(struct rec);
 	bool ok = true;
 
@@ -138,11 +138,11 @@ static struct rec *rec_alloc(struct device *d, struct ctx *c)
 	struct ctx_recs *cr = &c->recs;
 	struct rec *r = cr->free;
 
-	if (!r && __atomic_load_n(&d->recs.returned, __ATOMIC_RELAXED))
-		r = __atomic_exchange_n(&d->recs.returned, NULL, __ATOMIC_ACQUIRE);
+	if (!r && __atomic_load_n(&d->recs.cache.returned, __ATOMIC_RELAXED))
+		r = __atomic_exchange_n(&d->recs.cache.returned, NULL, __ATOMIC_ACQUIRE);
 	if (r) {
 		/* Used before: its lines were written. */
-		cr->free = r->all_next;
+		cr->free = r->all.next;
 		memset(r, 0, sizeof(*r));
 		return r;
 	}
@@ -159,7 +159,7 @@ static struct rec *rec_alloc(struct device *d, struct ctx *c)
 
 static void rec_free(struct device *d, struct rec *r)
 {
-	rec_push(&d->recs.returned, r);
+	rec_push(&d->recs.cache.returned, r);
 }
 
 void rec_ctx_release(struct device *d, struct ctx *c)
@@ -169,12 +169,12 @@ void rec_ctx_release(struct device *d, struct ctx *c)
 	while (cr->free) {
 		struct rec *r = cr->free;
 
-		cr->free = r->all_next;
-		rec_push(&d->recs.returned, r);
+		cr->free = r->all.next;
+		rec_push(&d->recs.cache.returned, r);
 	}
 	/* The rest of its batch: few records, zero again once taken back. */
 	for (; cr->left >= sizeof(struct rec); cr->left -= sizeof(struct rec)) {
-		rec_push(&d->recs.returned, (struct rec *)(void *)cr->cur);
+		rec_push(&d->recs.cache.returned, (struct rec *)(void *)cr->cur);
 		cr->cur += sizeof(struct rec);
 	}
 	cr->cur = NULL;
@@ -184,7 +184,7 @@ void rec_ctx_release(struct device *d, struct ctx *c)
 
 void rec_cache_destroy(struct device *d)
 {
-	struct rec_cache *rc = &d->recs;
+	struct rec_cache *rc = &d->recs.cache;
 
 #ifndef __SANITIZE_ADDRESS__
 	for (uint32_t i = 0; i < rc->nchunks; i++)
@@ -198,16 +198,16 @@ void rec_cache_destroy(struct device *d)
 
 void rec_cache_init(struct device *d)
 {
-	pthread_mutex_init(&d->recs.mu, NULL);
+	pthread_mutex_init(&d->recs.cache.mu, NULL);
 }
 
 void rec_adopt(struct device *d)
 {
 	struct rec *r;
 
-	if (!__atomic_load_n(&d->recs.fresh, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&d->recs.cache.fresh, __ATOMIC_RELAXED))
 		return;
-	r = __atomic_exchange_n(&d->recs.fresh, NULL, __ATOMIC_ACQUIRE);
+	r = __atomic_exchange_n(&d->recs.cache.fresh, NULL, __ATOMIC_ACQUIRE);
 	if (!r)
 		return;
 	/* Newest first on the stack, as the list keeps them (the order the
@@ -217,17 +217,17 @@ void rec_adopt(struct device *d)
 	{
 		struct rec *prev = NULL, *top = r;
 
-		for (; r; prev = r, r = r->all_next) {
+		for (; r; prev = r, r = r->all.next) {
 			if (r->asize > d->res.max_asize)
 				d->res.max_asize = r->asize;
-			r->all_prev = prev;
+			r->all.prev = prev;
 			d->stats.live_buffers++;
 			d->res.live_asize += r->asize;
 		}
-		prev->all_next = d->all_recs;
-		if (d->all_recs)
-			d->all_recs->all_prev = prev;
-		d->all_recs = top;
+		prev->all.next = d->recs.all;
+		if (d->recs.all)
+			d->recs.all->all.prev = prev;
+		d->recs.all = top;
 	}
 }
 
@@ -238,15 +238,15 @@ dao_status rec_create(struct device *d, struct ctx *c, uint64_t bytes, struct re
 	if (!r)
 		return DAO_ERR_NOMEM;
 	/* The first line, heap_pos and host_valid: nothing else of a fresh record. */
-	r->id = __atomic_fetch_add(&d->next_rec_id, 1, __ATOMIC_RELAXED);
+	r->id = __atomic_fetch_add(&d->recs.next_id, 1, __ATOMIC_RELAXED);
 	r->size = bytes;
 	r->asize = arena_round(&d->res.arena, bytes);
 	r->ctx = c;
 	r->label = rec_no_label;
 	r->refs = 1;
-	r->host_valid = true; /* "the job's data", undefined until written */
-	r->heap_pos = -1;
-	rec_push(&d->recs.fresh, r);
+	r->copies.host_valid = true; /* "the job's data", undefined until written */
+	r->heap.pos = -1;
+	rec_push(&d->recs.cache.fresh, r);
 	*out = r;
 	return DAO_OK;
 }
@@ -261,12 +261,12 @@ void rec_label_set(struct rec *r, const char *copy)
 void rec_destroy(struct device *d, struct rec *r)
 {
 	rec_adopt(d); /* r is on the list of live records */
-	if (r->all_prev)
-		r->all_prev->all_next = r->all_next;
+	if (r->all.prev)
+		r->all.prev->all.next = r->all.next;
 	else
-		d->all_recs = r->all_next;
-	if (r->all_next)
-		r->all_next->all_prev = r->all_prev;
+		d->recs.all = r->all.next;
+	if (r->all.next)
+		r->all.next->all.prev = r->all.prev;
 	d->stats.live_buffers--;
 	d->res.live_asize -= r->asize;
 	rec_label_set(r, rec_no_label);
@@ -280,12 +280,12 @@ void rec_unref(struct device *d, struct rec *r)
 	/* Every launch that named it is in the table now (core/inbox.c). */
 	inbox_drain_all(d);
 	r->released = true;
-	__atomic_fetch_sub(&d->host_committed, r->size, __ATOMIC_RELAXED);
-	if (d->trace) {
+	__atomic_fetch_sub(&d->host.committed, r->size, __ATOMIC_RELAXED);
+	if (d->trace.out) {
 		trace_buffer_once(d, r);
-		dao_trace_writer_free(d->trace, r->id);
+		dao_trace_writer_free(d->trace.out, r->id);
 	}
-	if (r->use_head)
+	if (r->uses.head)
 		return; /* the executor frees it after its last use */
 	if (r->blk && !r->pin)
 		victim_update(d, r); /* first to go until its free runs */
@@ -311,9 +311,9 @@ void rec_unref(struct device *d, struct rec *r)
 
 void trace_buffer_once(struct device *d, struct rec *r)
 {
-	if (!d->trace || r->traced)
+	if (!d->trace.out || r->traced)
 		return;
 	r->traced = true;
-	dao_trace_writer_buffer(d->trace, r->id, r->size, r->label[0] ? "buf" : NULL,
+	dao_trace_writer_buffer(d->trace.out, r->id, r->size, r->label[0] ? "buf" : NULL,
 				r->label[0] ? r->label : NULL);
 }

@@ -62,18 +62,18 @@ static uint64_t copy(struct device *d, enum dao_engine e, struct rec *r, const d
 /* Copy the device copy back to the host copy; the record stays resident. */
 static dao_status write_back(struct device *d, struct rec *r, enum dao_move_why why)
 {
-	dao_fence after = r->busy;
+	dao_fence after = r->fence.busy;
 	dao_status st = ensure_host(d, r);
 	uint64_t seq;
 
 	if (st != DAO_OK)
 		return st;
-	dao_fence_join(&after, &r->ready);
-	dao_fence_join(&after, &r->host_busy);
+	dao_fence_join(&after, &r->fence.ready);
+	dao_fence_join(&after, &r->fence.host_busy);
 	seq = copy(d, DAO_ENGINE_D2H, r, &after, why);
-	dao_fence_add(&r->host_busy, DAO_ENGINE_D2H, seq);
-	dao_fence_add(&r->busy, DAO_ENGINE_D2H, seq);
-	r->host_valid = true;
+	dao_fence_add(&r->fence.host_busy, DAO_ENGINE_D2H, seq);
+	dao_fence_add(&r->fence.busy, DAO_ENGINE_D2H, seq);
+	r->copies.host_valid = true;
 	d->stats.writebacks++;
 	d->stats.d2h_bytes += r->size;
 	return DAO_OK;
@@ -82,8 +82,8 @@ static dao_status write_back(struct device *d, struct rec *r, enum dao_move_why 
 /* Whether the contents must survive an eviction. */
 static bool data_needed(const struct rec *r)
 {
-	if (r->use_head)
-		return r->use_head->mode != MODE_W;
+	if (r->uses.head)
+		return r->uses.head->mode != MODE_W;
 	return !r->released;
 }
 
@@ -96,31 +96,31 @@ static bool held_on_host(const struct rec *r)
 
 static void forget_ahead(struct device *d, struct rec *r)
 {
-	if (r->ahead) {
-		r->ahead = false;
+	if (r->copies.ahead) {
+		r->copies.ahead = false;
 		d->res.pf_bytes -= r->asize;
 	}
 }
 
 static void forget_cleaned(struct device *d, struct rec *r)
 {
-	if (r->cleaned) {
-		r->cleaned = false;
+	if (r->copies.cleaned) {
+		r->copies.cleaned = false;
 		d->res.clean_bytes -= r->asize;
 	}
 }
 
 static void drop_block(struct device *d, struct rec *r)
 {
-	dao_fence f = r->busy;
+	dao_fence f = r->fence.busy;
 
 	forget_ahead(d, r);
 	forget_cleaned(d, r);
 
-	dao_fence_join(&f, &r->ready);
+	dao_fence_join(&f, &r->fence.ready);
 	arena_free(&d->res.arena, r->blk, &f);
 	r->blk = NULL;
-	r->dev_valid = false;
+	r->copies.dev_valid = false;
 }
 
 /*
@@ -131,20 +131,20 @@ static void drop_block(struct device *d, struct rec *r)
 static dao_status discard(struct device *d, struct rec *r, enum dao_engine e,
 			  enum dao_move_why why)
 {
-	dao_fence after = r->ready;
+	dao_fence after = r->fence.ready;
 	dao_status st = ensure_host(d, r);
 	uint64_t seq;
 
 	if (st != DAO_OK)
 		return st;
-	dao_fence_join(&after, &r->busy);
-	dao_fence_join(&after, &r->host_busy);
+	dao_fence_join(&after, &r->fence.busy);
+	dao_fence_join(&after, &r->fence.host_busy);
 	seq = d->be->ops->discard(d->be, e, r->host, r->size, &after, why);
 	dao_fence_add(&d->issued, e, seq);
-	dao_fence_add(&r->ready, e, seq);
-	dao_fence_add(&r->busy, e, seq);
-	dao_fence_add(&r->host_busy, e, seq);
-	r->host_valid = false;
+	dao_fence_add(&r->fence.ready, e, seq);
+	dao_fence_add(&r->fence.busy, e, seq);
+	dao_fence_add(&r->fence.host_busy, e, seq);
+	r->copies.host_valid = false;
 	return DAO_OK;
 }
 
@@ -158,14 +158,14 @@ static dao_status vacate(struct device *d, struct rec *r, bool *moved,
 			 enum dao_move_why copy_why, enum dao_move_why dead_why)
 {
 	*moved = false;
-	switch (d->be->ops->vacate(d->be, r->dev_valid, rec_dirty(r), data_needed(r))) {
+	switch (d->be->ops->vacate(d->be, r->copies.dev_valid, rec_dirty(r), data_needed(r))) {
 	case DAO_VACATE_COPY:
 		*moved = true;
 		return write_back(d, r, copy_why);
 	case DAO_VACATE_DISCARD:
 		return discard(d, r, DAO_ENGINE_D2H, dead_why);
 	case DAO_VACATE_FORGET:
-		r->host_valid = false; /* dead data: nothing to keep */
+		r->copies.host_valid = false; /* dead data: nothing to keep */
 		return DAO_OK;
 	case DAO_VACATE_KEEP:
 		break;
@@ -194,7 +194,7 @@ static dao_status evict(struct device *d, struct rec *r)
 	victim_remove(d, r);
 	drop_block(d, r);
 	d->stats.evictions++;
-	rewind_prefetch(d, r->use_head);
+	rewind_prefetch(d, r->uses.head);
 	return DAO_OK;
 }
 
@@ -232,27 +232,27 @@ static struct dao_block *make_room(struct device *d, uint64_t asize, const struc
 static void place(struct device *d, struct rec *r, struct dao_block *b)
 {
 	r->blk = b;
-	r->dev_valid = false;
+	r->copies.dev_valid = false;
 	/* The space is free once its previous occupant's work is done. */
-	r->ready = b->fence;
-	r->busy = b->fence;
+	r->fence.ready = b->fence;
+	r->fence.busy = b->fence;
 	r->load_seq = d->q.now_seq;
 }
 
 static dao_status fetch(struct device *d, struct rec *r, bool ahead)
 {
-	dao_fence after = r->ready;
+	dao_fence after = r->fence.ready;
 	dao_status st = ensure_host(d, r);
 	uint64_t seq;
 
 	if (st != DAO_OK)
 		return st;
-	dao_fence_join(&after, &r->host_busy);
+	dao_fence_join(&after, &r->fence.host_busy);
 	seq = copy(d, DAO_ENGINE_H2D, r, &after, ahead ? DAO_WHY_PREFETCH : DAO_WHY_FETCH);
-	dao_fence_add(&r->ready, DAO_ENGINE_H2D, seq);
-	dao_fence_add(&r->busy, DAO_ENGINE_H2D, seq);
-	dao_fence_add(&r->host_busy, DAO_ENGINE_H2D, seq);
-	r->dev_valid = true;
+	dao_fence_add(&r->fence.ready, DAO_ENGINE_H2D, seq);
+	dao_fence_add(&r->fence.busy, DAO_ENGINE_H2D, seq);
+	dao_fence_add(&r->fence.host_busy, DAO_ENGINE_H2D, seq);
+	r->copies.dev_valid = true;
 	d->stats.fetches++;
 	d->stats.h2d_bytes += r->size;
 	if (ahead)
@@ -338,19 +338,19 @@ dao_status res_prepare_kernel(struct device *d, struct op *op, dao_fence *after)
 
 		if (!r->size)
 			continue;
-		if (op->opnd[i].mode != MODE_W && !r->dev_valid) {
+		if (op->opnd[i].mode != MODE_W && !r->copies.dev_valid) {
 			st = fetch(d, r, false);
 			if (st != DAO_OK)
 				return st;
-		} else if (!r->dev_valid && !r->ahead && d->be->ops->output_discards(d->be)) {
+		} else if (!r->copies.dev_valid && !r->copies.ahead && d->be->ops->output_discards(d->be)) {
 			/* Space just placed for an output: its old pages
 			 * need not come along. */
 			st = discard(d, r, DAO_ENGINE_H2D, DAO_WHY_OUTPUT);
 			if (st != DAO_OK)
 				return st;
 		}
-		dao_fence_join(after, &r->ready);
-		dao_fence_join(after, &r->busy);
+		dao_fence_join(after, &r->fence.ready);
+		dao_fence_join(after, &r->fence.busy);
 	}
 	/* What the kernel function gets (dao_kernel_args), from the
 	 * operands as the launch resolved them. */
@@ -374,11 +374,11 @@ void res_after_kernel(struct device *d, struct op *op, uint64_t kseq)
 
 		if (!r->size)
 			continue;
-		dao_fence_add(&r->busy, DAO_ENGINE_COMPUTE, kseq);
+		dao_fence_add(&r->fence.busy, DAO_ENGINE_COMPUTE, kseq);
 		if (op->opnd[i].mode & MODE_W) {
-			dao_fence_add(&r->ready, DAO_ENGINE_COMPUTE, kseq);
-			r->dev_valid = true;
-			r->host_valid = false;
+			dao_fence_add(&r->fence.ready, DAO_ENGINE_COMPUTE, kseq);
+			r->copies.dev_valid = true;
+			r->copies.host_valid = false;
 			forget_cleaned(d, r);
 		}
 	}
@@ -391,18 +391,18 @@ static void consume(struct device *d, struct op *op, bool pinned)
 		struct opnd *u = &op->opnd[i];
 		struct rec *r = u->rec;
 
-		r->use_head = u->next_use;
-		if (!r->use_head)
-			r->use_tail = NULL;
+		r->uses.head = u->next_use;
+		if (!r->uses.head)
+			r->uses.tail = NULL;
 		r->last_use = op->seq;
 		forget_ahead(d, r);
-		if (r->iter_no != d->res.iter_no || !r->iter_off) {
-			r->iter_no = d->res.iter_no;
-			r->iter_off = op->seq - d->res.iter_start;
+		if (r->iter.no != d->res.iter_no || !r->iter.off) {
+			r->iter.no = d->res.iter_no;
+			r->iter.off = op->seq - d->res.iter_start;
 		}
 		if (pinned)
 			r->pin--;
-		if (r->released && !r->use_head && !r->pin)
+		if (r->released && !r->uses.head && !r->pin)
 			res_free_rec(d, r);
 		else
 			victim_update(d, r);
@@ -452,7 +452,7 @@ static void clean_ahead(struct device *d)
 
 		if (!ask_clean(&t, r->key, r->asize) || write_back(d, r, DAO_WHY_WRITE_BACK) != DAO_OK)
 			return;
-		r->cleaned = true;
+		r->copies.cleaned = true;
 		d->res.clean_bytes += r->asize;
 		victim_update(d, r);
 	}
@@ -470,7 +470,7 @@ static bool fetch_now(struct device *d, const struct op *op, const struct opnd *
 		.output = u->mode == MODE_W,
 	};
 
-	return d->pol->fetch_now(d->pol_state, &f);
+	return d->policy.ops->fetch_now(d->policy.state, &f);
 }
 
 void res_prefetch(struct device *d)
@@ -491,13 +491,13 @@ void res_prefetch(struct device *d)
 				struct dao_block *b;
 				dao_status st;
 
-				if (!r->size || r->blk || (u->mode != MODE_W && !r->host_valid) ||
+				if (!r->size || r->blk || (u->mode != MODE_W && !r->copies.host_valid) ||
 				    held_on_host(r))
 					continue;
 				/* Where reserving an output discards the
 				 * buffer's contents, an earlier use may still
 				 * need them. */
-				if (u->mode == MODE_W && r->use_head != u &&
+				if (u->mode == MODE_W && r->uses.head != u &&
 				    d->be->ops->output_discards(d->be))
 					continue;
 				if (!fetch_now(d, op, u))
@@ -516,7 +516,7 @@ void res_prefetch(struct device *d)
 					drop_block(d, r);
 					goto out;
 				}
-				r->ahead = true;
+				r->copies.ahead = true;
 				d->res.pf_bytes += r->asize;
 				victim_update(d, r);
 			}
@@ -542,8 +542,8 @@ static dao_status vacate_for_host(struct device *d, struct rec *r)
 	if (st != DAO_OK)
 		return st;
 	drop_block(d, r);
-	if (r->use_head)
-		rewind_prefetch(d, r->use_head->next_use);
+	if (r->uses.head)
+		rewind_prefetch(d, r->uses.head->next_use);
 	return DAO_OK;
 }
 
@@ -562,7 +562,7 @@ static dao_status host_prepare(struct device *d, struct rec *r, bool need_curren
 	if (st == DAO_OK)
 		st = ensure_host(d, r);
 	if (st == DAO_OK) {
-		dao_fence f = r->host_busy;
+		dao_fence f = r->fence.host_busy;
 
 		st = res_wait(d, &f);
 	}
@@ -596,7 +596,7 @@ dao_status res_host_write(struct device *d, struct op *op)
 	if (st == DAO_OK) {
 		if (r->host)
 			host_touch(d, r, op, true);
-		r->host_valid = true;
+		r->copies.host_valid = true;
 		if (r->blk)
 			drop_block(d, r); /* stale now */
 	}
@@ -659,7 +659,7 @@ dao_status res_prepare_host_kernel(struct device *d, struct op *op, dao_fence *i
 			st = ensure_host(d, r);
 		if (st != DAO_OK)
 			return st;
-		dao_fence_join(idle, &r->host_busy);
+		dao_fence_join(idle, &r->fence.host_busy);
 	}
 	for (uint32_t i = 0; i < op->nargs; i++) {
 		struct karg *a = &op->args[i];
@@ -678,7 +678,7 @@ void res_after_host_kernel(struct device *d, struct op *op)
 		if (!u->rec->size)
 			continue;
 		if (u->mode & MODE_W)
-			u->rec->host_valid = true;
+			u->rec->copies.host_valid = true;
 		/* The prefetch walk passed its later uses while the kernel
 		 * held it. */
 		if (!u->rec->blk)
@@ -699,7 +699,7 @@ void res_free_rec(struct device *d, struct rec *r)
 		drop_block(d, r);
 	}
 	if (r->host) {
-		dao_fence f = r->host_busy;
+		dao_fence f = r->fence.host_busy;
 
 		res_wait(d, &f);
 		d->be->ops->host_free(d->be, r->host, r->size, r->pin_handle);

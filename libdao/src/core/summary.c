@@ -40,7 +40,7 @@ void summary_write(const struct device *d)
 	char line[512], pol[160];
 	int n, fd;
 
-	if (!d->summary_path[0])
+	if (!d->report.summary_path[0])
 		return;
 	ask_summary(d, pol, sizeof(pol));
 	n = snprintf(line, sizeof(line),
@@ -48,9 +48,9 @@ void summary_write(const struct device *d)
 		     " budget_bytes=%" PRIu64 " kernels=%" PRIu64 " h2d_bytes=%" PRIu64
 		     " d2h_bytes=%" PRIu64 " evictions=%" PRIu64 " stalls=%" PRIu64
 		     " peak_device_bytes=%" PRIu64 " peak_pinned_bytes=%" PRIu64 "%s\n",
-		     d->slurm_job_id, (int)getpid(),
-		     d->job_name[0] ? d->job_name : program_invocation_short_name,
-		     dao_backend_name_of(d->be), dao_policy_name(d->policy), d->budget, st->kernels,
+		     d->report.slurm_job_id, (int)getpid(),
+		     d->report.job_name[0] ? d->report.job_name : program_invocation_short_name,
+		     dao_backend_name_of(d->be), dao_policy_name(d->policy.id), d->budget, st->kernels,
 		     st->h2d_bytes, st->d2h_bytes, st->evictions, st->stalls, d->res.arena.peak,
 		     d->peak_pinned_bytes, pol);
 	if (n < 0)
@@ -59,12 +59,12 @@ void summary_write(const struct device *d)
 		n = sizeof(line) - 1;
 		line[n - 1] = '\n';
 	}
-	if (!strcmp(d->summary_path, "stderr")) {
+	if (!strcmp(d->report.summary_path, "stderr")) {
 		fd = STDERR_FILENO;
 	} else {
-		fd = open(d->summary_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		fd = open(d->report.summary_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0) {
-			dao_warn("DAO_SUMMARY: %s: %s", d->summary_path, strerror(errno));
+			dao_warn("DAO_SUMMARY: %s: %s", d->report.summary_path, strerror(errno));
 			return;
 		}
 	}

@@ -21,9 +21,9 @@
 #define DIRTY_NUM 5
 #define DIRTY_DEN 4
 
-static struct policy_rank dao_rank(void *state, const struct policy_rec *r)
+struct policy_rank policy_rank_dirty_apart(void *state, const struct policy_rec *r)
 {
-	return (struct policy_rank){ .key = policy_key_next_use(r), .apart = r->dirty };
+	return policy_rank_dirty_apart_inline(r);
 }
 
 static uint64_t distance(uint64_t key, uint64_t now)
@@ -66,7 +66,7 @@ static bool dao_clean(void *state, struct policy_clean *c)
 }
 
 const struct dao_policy_ops policy_dao = {
-	.rank = dao_rank,
+	.rank = policy_rank_dirty_apart,
 	.pick_apart = dao_pick_apart,
 	.fetch_now = policy_fetch_bounded,
 	.fetch_room = dao_fetch_room,
