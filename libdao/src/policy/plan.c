@@ -9,8 +9,9 @@
  * just ended goes to a thread of this policy's own, which builds the plan
  * (plan_build.c: every buffer's uses across the iteration) within a CPU
  * time limit, off the executor's path. From the next mark the newest plan
- * built is followed (the one before it while a build is still running): each op entering the access-pattern table is checked
- * against it (the same offset, kind, records, space and modes), and while
+ * built is followed (the one before it while a build is still running):
+ * each op entering the access-pattern table is checked against it (the
+ * same offset, kind, records, space and modes), and while
  * all agree a record whose next use the window does not hold is keyed by
  * the plan's next use, in this iteration or the next, instead of core's
  * guess (the same offset as its first use of this iteration, one
