@@ -8,11 +8,10 @@
  * until dao_policy_name says "unknown", so a policy added to libdao is a
  * candidate without a change here), with each of two windows, replays the
  * trace on the same device model as daosim's runs, and the fastest
- * schedule is kept. Every
- * Then the policy of the fastest schedule runs again with every window
- * between the two that is a power of two: a window decides how early a
- * fetch may be issued and a victim chosen, and neither end of the range
- * is the faster one on every trace. Every
+ * schedule is kept. Then the policy of the fastest schedule runs again
+ * with every window between the two that is a power of two: a window
+ * decides how early a fetch may be issued and a victim chosen, and
+ * neither end of the range is the faster one on every trace. Every
  * candidate is checked on its own timeline (plan_check.c) before it
  * counts: the budget at every kernel, one operation at a time on each
  * copy engine, every kernel with the operands and the duration the trace
@@ -33,11 +32,9 @@
  * run ahead (DAO_MAX_LOOKAHEAD, daosim's default: the whole trace), and
  * libdao's default (64), whose later decisions are sometimes the faster
  * schedule. */
-static const uint32_t plan_windows[] = { 65536, 64 };
-
-/* The windows of the second pass: powers of two strictly between these. */
 #define PLAN_WINDOW_MIN 64
 #define PLAN_WINDOW_MAX 65536
+static const uint32_t plan_windows[] = { PLAN_WINDOW_MAX, PLAN_WINDOW_MIN };
 
 static double cpu_s(void)
 {
@@ -97,6 +94,7 @@ static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char
 			if (st)
 				return st;
 		}
+	/* The second pass: the powers of two strictly between the two. */
 	for (uint32_t w = 2 * PLAN_WINDOW_MIN; q.best_policy && w < PLAN_WINDOW_MAX; w *= 2) {
 		if (try_schedule(in, &q, q.best_policy, w, &st, err, errlen))
 			goto done;
