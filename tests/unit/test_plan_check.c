@@ -39,7 +39,8 @@ static void test_hand(void)
 	in = (struct bound_input){ .trace = t, .profile = &p, .model = &m, .budget = 1000,
 				   .cpu_limit_s = 10 };
 	st = bound_plan.solve(&in, &v, err, sizeof(err));
-	tap_ok(st == DAO_OK && v == 2000, "one read buffer: the plan is the copy then the kernel (%llu ns)",
+	tap_ok(st == DAO_OK && v == 2000,
+	       "one read buffer: the plan is the copy then the kernel (%llu ns)",
 	       (unsigned long long)v);
 	tap_ok(bound_plan.side == BOUND_UPPER && bound_plan.of == BOUND_TIME_NS &&
 		       bound_index(&bound_plan) == bound_count - 1,

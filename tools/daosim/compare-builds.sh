@@ -19,6 +19,13 @@
 # agrees, 1 otherwise. daosim's --json has no field that is a measured
 # time (every *_ns is modeled), so nothing is left out of the comparison.
 #
+# NEW_FIELDS and NEW_POLICIES (space-separated; default none), for a change
+# that only adds to --json: the fields of a trace or a policy so named and
+# the policies so named are taken out of this tree's --json, and both
+# documents compared in a canonical form (keys sorted: their order is
+# check-daosim's to check), so that every field the base has must be the
+# same, e.g. NEW_FIELDS="plan_ns time_ratio_to_plan" NEW_POLICIES=plan.
+#
 # TIME_BOUND_LIMIT (default 600) is the --time-bound-limit of the runs:
 # generous, so that a loaded machine does not stop one build's LP and not
 # the other's. DAOSIM_BASE and DAOSIM_NEW, when set, are daosim binaries
@@ -55,6 +62,25 @@ for fam in $(build/bin/dao-tracegen --list | awk '{ print $1 }' | sort -u); do
 	traces+=("$tmp/$fam.trace")
 done
 
+# canonical: a --json document (and its "status N" line) without
+# NEW_FIELDS and NEW_POLICIES, keys sorted.
+canonical() {
+	perl -MJSON::PP -e '
+		my %f = map { $_ => 1 } split " ", ($ENV{NEW_FIELDS} // "");
+		my %p = map { $_ => 1 } split " ", ($ENV{NEW_POLICIES} // "");
+		my ($doc, $status) = (do { local $/; <STDIN> }) =~ /\A(.*?)(status \d+\n)\z/s;
+		if ($doc =~ /\S/) {
+			my $j = decode_json($doc);
+			for my $t (@{$j->{traces} // []}) {
+				delete $t->{$_} for keys %f;
+				$t->{policies} = [grep { !$p{$_->{policy}} } @{$t->{policies}}];
+				for my $q (@{$t->{policies}}) { delete $q->{$_} for keys %f }
+			}
+			print JSON::PP->new->canonical->pretty->encode($j);
+		}
+		print $status;'
+}
+
 cases=0 differ=0
 # run NAME ARGS...: both builds with ARGS; prints one line.
 run() {
@@ -67,6 +93,14 @@ run() {
 	"$new" "$@" >"$tmp/new.out" 2>"$tmp/new.err"
 	echo "status $?" >>"$tmp/new.out"
 	set -e
+	case " $* " in
+	*" --json "*)
+		if [ -n "${NEW_FIELDS:-}${NEW_POLICIES:-}" ]; then
+			canonical <"$tmp/old.out" >"$tmp/old.canon" && mv "$tmp/old.canon" "$tmp/old.out"
+			canonical <"$tmp/new.out" >"$tmp/new.canon" && mv "$tmp/new.canon" "$tmp/new.out"
+		fi
+		;;
+	esac
 	if cmp -s "$tmp/old.out" "$tmp/new.out"; then
 		d=same
 	else

@@ -52,6 +52,9 @@ ok "$(test $? = 0 && test "$(wc -l <"$tmp/summary")" = 1 &&
 SLURM_JOB_ID=77 DAO_SUMMARY=stderr "$build/bin/dao-example-axpy" >/dev/null 2>"$tmp/summary.err"
 ok "$(test $? = 0 && grep -q '^dao summary: slurm_job=77 .* kernels=48 ' "$tmp/summary.err"
 	echo $?)" "DAO_SUMMARY=stderr writes it to stderr, with SLURM_JOB_ID"
+DAO_POLICY=plan DAO_SUMMARY=stderr "$build/bin/dao-example-axpy" >/dev/null 2>"$tmp/summary-plan.err"
+ok "$(test $? = 0 && grep -q '^dao summary: .* policy=plan .* peak_pinned_bytes=[0-9]* plans_built=0 plans_late=0 iterations_followed=0 plan_departures=0$' \
+	"$tmp/summary-plan.err"; echo $?)" "DAO_POLICY=plan: the plan's counts end the line (no iterations marked: none)"
 DAO_SUMMARY=relative/path "$build/bin/dao-example-axpy" >/dev/null 2>"$tmp/summary-bad.err"
 ok "$(test $? != 0 && grep -q 'DAO_SUMMARY' "$tmp/summary-bad.err"; echo $?)" \
 	"a DAO_SUMMARY that is neither stderr nor an absolute path is refused, naming it"

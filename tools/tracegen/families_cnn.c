@@ -20,8 +20,9 @@
  * reads a convolution's input and output and its ReLU's output).
  * Flops: 2 x 9 Cin Cout per output pixel for a convolution (its two
  * gradients as much each), 1 per element for a ReLU, a pool or their
- * backward, 8 for a batch norm and 12 for its backward, 2 C K per image for the classifier, 5 per logit for the loss,
- * 4 per weight for SGD.
+ * backward, 8 for a batch norm and 12 for its backward, 2 C K per image
+ * for the classifier (and each of its gradients), 5 per logit for the
+ * loss, 4 per parameter for SGD.
  */
 #include <stdlib.h>
 

@@ -48,6 +48,13 @@ dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
 	return DAO_OK;
 }
 
+void ask_summary(const struct device *d, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (d->policy.ops && d->policy.ops->summary)
+		d->policy.ops->summary(d->policy.state, buf, len);
+}
+
 void ask_stop(struct device *d)
 {
 	if (d->policy.ops && d->policy.ops->destroy)

@@ -18,6 +18,8 @@
 dao_status ask_start(struct device *d, const struct dao_policy_ops *pol);
 /* Destroy the policy's state (none: nothing). */
 void ask_stop(struct device *d);
+/* The policy's own figures for the summary line ("" when it has none). */
+void ask_summary(const struct device *d, char *buf, size_t len);
 
 /* A prefetch for kernel target found no free space: the least key a
  * victim may have (0: any rule 1 allows; POLICY_EVICT_NONE: none). */

@@ -19,6 +19,7 @@
 #include "base/fault.h"
 #include "backend/backend.h"
 #include "base/log.h"
+#include "core/ask.h"
 #include "core/summary.h"
 
 uint64_t summary_slurm_job_id(void)
@@ -37,21 +38,22 @@ uint64_t summary_slurm_job_id(void)
 void summary_write(const struct device *d)
 {
 	const dao_stats *st = &d->stats;
-	char line[512];
+	char line[512], pol[160];
 	int n, fd;
 
 	if (!d->report.summary_path[0])
 		return;
+	ask_summary(d, pol, sizeof(pol));
 	n = snprintf(line, sizeof(line),
 		     "dao summary: slurm_job=%" PRIu64 " pid=%d job=%s backend=%s policy=%s"
 		     " budget_bytes=%" PRIu64 " kernels=%" PRIu64 " h2d_bytes=%" PRIu64
 		     " d2h_bytes=%" PRIu64 " evictions=%" PRIu64 " stalls=%" PRIu64
-		     " peak_device_bytes=%" PRIu64 " peak_pinned_bytes=%" PRIu64 "\n",
+		     " peak_device_bytes=%" PRIu64 " peak_pinned_bytes=%" PRIu64 "%s\n",
 		     d->report.slurm_job_id, (int)getpid(),
 		     d->report.job_name[0] ? d->report.job_name : program_invocation_short_name,
 		     dao_backend_name_of(d->be), dao_policy_name(d->policy.id), d->budget, st->kernels,
 		     st->h2d_bytes, st->d2h_bytes, st->evictions, st->stalls, d->res.arena.peak,
-		     d->peak_pinned_bytes);
+		     d->peak_pinned_bytes, pol);
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line)) { /* cut, but still one whole line */

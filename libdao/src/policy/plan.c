@@ -8,9 +8,10 @@
  * ops of the device's stream; at each iteration mark the iteration that
  * just ended goes to a thread of this policy's own, which builds the plan
  * (plan_build.c: every buffer's uses across the iteration) within a CPU
- * time limit, off the executor's path. At the next mark the newest plan
- * built is followed: each op entering the access-pattern table is checked
- * against it (the same offset, kind, records, space and modes), and while
+ * time limit, off the executor's path. From the next mark the newest plan
+ * built is followed (the one before it while a build is still running):
+ * each op entering the access-pattern table is checked against it (the
+ * same offset, kind, records, space and modes), and while
  * all agree a record whose next use the window does not hold is keyed by
  * the plan's next use, in this iteration or the next, instead of core's
  * guess (the same offset as its first use of this iteration, one
@@ -21,7 +22,9 @@
  * it is dao again from the first op that departs from the plan to the next
  * mark (counted in plan_counts), asking core to re-rank at once.
  */
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,7 +268,8 @@ static enum policy_after plan_queued(void *state, const struct policy_op *op)
 static void drop_front(struct plan_state *s, size_t k)
 {
 	plan_record_drop_front(&s->rec, k);
-	memmove(s->max_before, s->max_before + k, s->rec.nops * sizeof(*s->max_before));
+	if (s->rec.nops)
+		memmove(s->max_before, s->max_before + k, s->rec.nops * sizeof(*s->max_before));
 }
 
 /* The first op of rec after seq. */
@@ -304,7 +308,9 @@ static void hand_off(struct plan_state *s, const struct policy_mark *m, size_t k
 		stop_recording(s);
 		return;
 	}
-	memmove(s->max_before, s->max_before + k, (s->rec.nops - k) * sizeof(*s->max_before));
+	if (s->rec.nops > k)
+		memmove(s->max_before, s->max_before + k,
+			(s->rec.nops - k) * sizeof(*s->max_before));
 	s->rec.nops = k;
 	s->rec.nuses = k ? s->rec.ops[k - 1].first + s->rec.ops[k - 1].n : 0;
 	pthread_mutex_lock(&s->lock);
@@ -323,24 +329,25 @@ static void hand_off(struct plan_state *s, const struct policy_mark *m, size_t k
 	s->rec = rest;
 }
 
-/* Follow plan p from mark m: the ops already recorded after it are
- * checked now. */
-static enum policy_after adopt(struct plan_state *s, struct plan *p)
+/* Follow plan p (a newer one, or the one followed so far) from the mark
+ * just reached: the ops already recorded after it are checked now. */
+static void follow_from_mark(struct plan_state *s, struct plan *p)
 {
-	enum policy_after after = POLICY_RERANK;
-
-	stop_following(s);
+	if (p != s->follow)
+		stop_following(s);
+	free(s->bound);
+	s->bound = NULL;
+	plan_map_free(&s->fresh);
 	s->follow = p;
 	s->departed = false;
 	s->cursor = 0;
 	s->bound = calloc(p->nbufs ? p->nbufs : 1, sizeof(*s->bound));
 	if (!s->bound || plan_map_init(&s->fresh, p->nbufs)) {
 		stop_following(s);
-		return POLICY_RERANK;
+		return;
 	}
 	for (size_t i = 0; i < s->rec.nops && !s->departed; i++)
 		check(s, &s->rec.ops[i], s->rec.uses + s->rec.ops[i].first);
-	return after;
 }
 
 static enum policy_after plan_iteration(void *state, const struct policy_mark *m)
@@ -356,8 +363,7 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 			s->counts.departures++;
 		else if (!s->departed)
 			s->counts.followed++;
-		stop_following(s);
-		after = POLICY_RERANK;
+		after = POLICY_RERANK; /* its keys count from the mark */
 	}
 	if (s->recording) {
 		if (s->have_mark)
@@ -374,10 +380,15 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 	s->counts.built = s->built;
 	s->counts.late = s->late;
 	pthread_mutex_unlock(&s->lock);
-	if (p && s->recording)
-		after = adopt(s, p);
-	else
+	/* The newest plan built, else the one followed so far: a build slower
+	 * than an iteration leaves the last plan in force. */
+	if (!s->recording) {
 		plan_free(p);
+		stop_following(s);
+	} else if (p || s->follow) {
+		follow_from_mark(s, p ? p : s->follow);
+		after = POLICY_RERANK;
+	}
 	return after;
 }
 
@@ -415,6 +426,18 @@ void policy_plan_counts(void *state, struct plan_counts *out)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* The summary line's: what the plan did for the job. */
+static void plan_summary(void *state, char *buf, size_t len)
+{
+	struct plan_counts c;
+
+	policy_plan_counts(state, &c);
+	snprintf(buf, len,
+		 " plans_built=%" PRIu64 " plans_late=%" PRIu64 " iterations_followed=%" PRIu64
+		 " plan_departures=%" PRIu64,
+		 c.built, c.late, c.followed, c.departures);
+}
+
 /* The rest is dao's (its state is none). */
 static bool plan_pick_apart(void *state, uint64_t apart_key, uint64_t key, uint64_t now)
 {
@@ -446,4 +469,5 @@ const struct dao_policy_ops policy_plan = {
 	.clean = plan_clean,
 	.iteration = plan_iteration,
 	.queued = plan_queued,
+	.summary = plan_summary,
 };

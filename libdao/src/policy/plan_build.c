@@ -38,7 +38,8 @@ dao_status plan_record_add(struct plan_record *r, const struct policy_op *op, si
 					      .first = (uint32_t)r->nuses,
 					      .n = op->nuses,
 					      .kind = op->kind };
-	memcpy(r->uses + r->nuses, op->uses, op->nuses * sizeof(*op->uses));
+	if (op->nuses) /* an op without uses may pass NULL */
+		memcpy(r->uses + r->nuses, op->uses, op->nuses * sizeof(*op->uses));
 	r->nuses += op->nuses;
 	return DAO_OK;
 }
@@ -53,7 +54,8 @@ void plan_record_drop_front(struct plan_record *r, size_t from)
 	}
 	memmove(r->ops, r->ops + from, (r->nops - from) * sizeof(*r->ops));
 	r->nops -= from;
-	memmove(r->uses, r->uses + ufrom, (r->nuses - ufrom) * sizeof(*r->uses));
+	if (r->nuses > ufrom)
+		memmove(r->uses, r->uses + ufrom, (r->nuses - ufrom) * sizeof(*r->uses));
 	r->nuses -= ufrom;
 	for (size_t i = 0; i < r->nops; i++)
 		r->ops[i].first -= (uint32_t)ufrom;

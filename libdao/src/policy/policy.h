@@ -27,6 +27,7 @@
 #define DAO_POLICY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dao.h"
@@ -234,6 +235,11 @@ struct dao_policy_ops {
 	 * the access-pattern table (in the order of the device's stream). */
 	enum policy_after (*iteration)(void *state, const struct policy_mark *m);
 	enum policy_after (*queued)(void *state, const struct policy_op *op);
+
+	/* Its own figures for the line DAO_SUMMARY writes as the device
+	 * closes: " key=value" pairs into buf (len > 0, always terminated).
+	 * NULL: none. */
+	void (*summary)(void *state, char *buf, size_t len);
 };
 
 /* The policies, one file each. */

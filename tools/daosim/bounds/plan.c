@@ -8,7 +8,10 @@
  * until dao_policy_name says "unknown", so a policy added to libdao is a
  * candidate without a change here), with each of two windows, replays the
  * trace on the same device model as daosim's runs, and the fastest
- * schedule is kept. Every
+ * schedule is kept. Then the policy of the fastest schedule runs again
+ * with every window between the two that is a power of two: a window
+ * decides how early a fetch may be issued and a victim chosen, and
+ * neither end of the range is the faster one on every trace. Every
  * candidate is checked on its own timeline (plan_check.c) before it
  * counts: the budget at every kernel, one operation at a time on each
  * copy engine, every kernel with the operands and the duration the trace
@@ -29,7 +32,9 @@
  * run ahead (DAO_MAX_LOOKAHEAD, daosim's default: the whole trace), and
  * libdao's default (64), whose later decisions are sometimes the faster
  * schedule. */
-static const uint32_t plan_windows[] = { 65536, 64 };
+#define PLAN_WINDOW_MIN 64
+#define PLAN_WINDOW_MAX 65536
+static const uint32_t plan_windows[] = { PLAN_WINDOW_MAX, PLAN_WINDOW_MIN };
 
 static double cpu_s(void)
 {
@@ -39,41 +44,69 @@ static double cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The search so far: the fastest checked schedule, its policy, and the
+ * longest a candidate took. */
+struct plan_search {
+	double start, longest_s;
+	uint64_t best;
+	dao_policy best_policy;
+};
+
+/* Replay policy p with window w and check it into the search. 1: no time
+ * for it: the CPU-time limit is reached, or would be before a candidate
+ * as long as the longest so far ended. */
+static int try_schedule(const struct bound_input *in, struct plan_search *q, dao_policy p,
+			uint32_t w, dao_status *st, char *err, size_t errlen)
+{
+	struct replay_opts o = { .policy = p, .lookahead = w, .budget = in->budget };
+	struct replay_result r;
+	double t0 = cpu_s();
+
+	if (in->cpu_limit_s > 0 && q->best != UINT64_MAX &&
+	    t0 - q->start + q->longest_s > in->cpu_limit_s)
+		return 1; /* what was found stands: a checked schedule */
+	*st = replay_sim(in->trace, in->profile, &o, in->model, 1, &r);
+	if (*st) {
+		snprintf(err, errlen, "policy %s: %s", dao_policy_name(p), r.err);
+		return 0;
+	}
+	*st = plan_check(in, &r, err, errlen);
+	if (!*st && r.sim.end_ns < q->best) {
+		q->best = r.sim.end_ns;
+		q->best_policy = p;
+	}
+	replay_result_free(&r);
+	if (cpu_s() - t0 > q->longest_s)
+		q->longest_s = cpu_s() - t0;
+	return 0;
+}
+
 static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char *err,
 			     size_t errlen)
 {
-	double start = cpu_s();
-	uint64_t best = UINT64_MAX;
+	struct plan_search q = { .start = cpu_s(), .best = UINT64_MAX };
+	dao_status st = DAO_OK;
 
-	for (size_t w = 0; w < sizeof(plan_windows) / sizeof(plan_windows[0]); w++) {
+	for (size_t w = 0; w < sizeof(plan_windows) / sizeof(plan_windows[0]); w++)
 		for (dao_policy p = 1; strcmp(dao_policy_name(p), "unknown"); p++) {
-			struct replay_opts o = { .policy = p, .lookahead = plan_windows[w],
-						 .budget = in->budget };
-			struct replay_result r;
-			dao_status st;
-
-			if (in->cpu_limit_s > 0 && best != UINT64_MAX &&
-			    cpu_s() - start > in->cpu_limit_s)
-				goto done; /* what was found stands: a checked schedule */
-			st = replay_sim(in->trace, in->profile, &o, in->model, 1, &r);
-			if (st) {
-				snprintf(err, errlen, "policy %s: %s", dao_policy_name(p), r.err);
-				return st;
-			}
-			st = plan_check(in, &r, err, errlen);
-			if (!st && r.sim.end_ns < best)
-				best = r.sim.end_ns;
-			replay_result_free(&r);
+			if (try_schedule(in, &q, p, plan_windows[w], &st, err, errlen))
+				goto done;
 			if (st)
 				return st;
 		}
+	/* The second pass: the powers of two strictly between the two. */
+	for (uint32_t w = 2 * PLAN_WINDOW_MIN; q.best_policy && w < PLAN_WINDOW_MAX; w *= 2) {
+		if (try_schedule(in, &q, q.best_policy, w, &st, err, errlen))
+			goto done;
+		if (st)
+			return st;
 	}
 done:
-	if (best == UINT64_MAX) {
+	if (q.best == UINT64_MAX) {
 		snprintf(err, errlen, "no schedule within %g CPU seconds", in->cpu_limit_s);
 		return DAO_ERR_RANGE;
 	}
-	*value = best;
+	*value = q.best;
 	return DAO_OK;
 }
 
