@@ -8,6 +8,16 @@
 # FAULT_MAX points of each kind per job, spread evenly; `make
 # check-faults-full` tries every one, in each variant.
 
+# The torch device's job (torch/tests/fault_torch.py), plain build only,
+# where the device is built; FAULT_MAX_TORCH points of each kind, since
+# every run starts Python and PyTorch (about 2 s).
+ifeq ($(TORCH_SKIP)$(if $(TORCH_PYTHON),,none),)
+FAULT_TORCH_rel := env PYTHONPATH=$(BUILD)/torch/rel PYTHONDONTWRITEBYTECODE=1 $(TORCH_PYTHON) \
+	torch/tests/fault_torch.py
+FAULT_TORCH_DEP_rel := torch-rel
+endif
+FAULT_MAX_TORCH ?= 3
+
 ifeq ($(HAVE_CUDA),1)
 define faults_variant
 $(BUILD)/$(1)/tests-faults/fault_job: tests/faults/fault_job.c tests/gpu/program.h tests/gpu/gpu_common.h $(BUILD)/$(1)/lib/libdao.a tests/tap.h
@@ -21,11 +31,12 @@ $(BUILD)/$(1)/tests-faults/fault_property: tests/faults/fault_property.c tests/u
 		-o $$@ $$< $(BUILD)/$(1)/lib/libdao.a $$(call ldflags,$(1)) -lm -ldl
 
 .PHONY: check-faults-$(1)
-check-faults-$(1): $(BUILD)/$(1)/tests-faults/fault_job $(BUILD)/$(1)/tests-faults/fault_property $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(CUDAMODEL_CHOL_$(1)) $(if $(filter rel,$(1)),$(EXAMPLE_F90_BINS))
+check-faults-$(1): $(BUILD)/$(1)/tests-faults/fault_job $(BUILD)/$(1)/tests-faults/fault_property $(call cudamodel_so,$(1)) $(call cudamodel_libs,$(1)) $(CUDAMODEL_CHOL_$(1)) $(if $(filter rel,$(1)),$(EXAMPLE_F90_BINS)) $(FAULT_TORCH_DEP_$(1))
 	FAULT_JOB=$(BUILD)/$(1)/tests-faults/fault_job \
 		FAULT_PROPERTY=$(BUILD)/$(1)/tests-faults/fault_property FAULT_MODEL=$(BUILD)/$(1)/cudamodel \
 		FAULT_CHOL=$(CUDAMODEL_CHOL_$(1)) \
 		FAULT_F90=$(if $(filter rel,$(1)),$(filter %/dao-example-matmul,$(EXAMPLE_F90_BINS))) \
+		FAULT_TORCH="$(FAULT_TORCH_$(1))" FAULT_MAX_TORCH=$$(FAULT_MAX_TORCH) \
 		FAULT_MAX=$$(or $$(FAULT_MAX),$(FAULT_MAX_$(1))) FAULT_MAX_CUDA=$$(FAULT_MAX_CUDA) FAULT_RUN="$(CUDAMODEL_RUN_$(1))" \
 		FAULT_JOBS_LIST="$(FAULT_JOBS_$(1))" \
 		prove -f --exec bash tests/faults/faults.t

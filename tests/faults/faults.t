@@ -13,7 +13,10 @@
 # Environment: FAULT_JOB (fault_job), FAULT_PROPERTY (fault_property),
 # FAULT_MODEL (the model's folder),
 # FAULT_CHOL (dao-cholesky; empty: not run), FAULT_F90 (the Fortran
-# matmul example, linked with libdao.so; empty: not run), FAULT_MAX
+# matmul example, linked with libdao.so; empty: not run), FAULT_TORCH (the
+# torch device's job, torch/tests/fault_torch.py, as a command with its
+# PYTHONPATH; empty: not built), FAULT_MAX_TORCH (points per kind for it,
+# default FAULT_MAX: a run starts Python and PyTorch), FAULT_MAX
 # (points per kind and job, spread evenly over them; "all": every one),
 # FAULT_MAX_CUDA (the same for the CUDA runtime's calls; default FAULT_MAX),
 # FAULT_RUN (a prefix for each run: setarch for TSan), FAULT_JOBS_LIST
@@ -31,7 +34,8 @@ par=${FAULT_PAR:-2}
 export FAULT_RUN=${FAULT_RUN:-}
 export FAULT_TIMEOUT=${FAULT_TIMEOUT:-60}
 jobs_list=${FAULT_JOBS_LIST:-}
-[ -n "$jobs_list" ] || jobs_list="host host-2 property cuda-explicit cuda-managed cholesky fortran"
+max_torch=${FAULT_MAX_TORCH:-$max_dao}
+[ -n "$jobs_list" ] || jobs_list="host host-2 property cuda-explicit cuda-managed cholesky fortran torch"
 unset DAO_BACKEND DAO_DEVICE_BUDGET DAO_HOST_BUDGET DAO_POLICY DAO_LOOKAHEAD DAO_SUMMARY DAO_LOG \
 	DAO_CUDAMODEL_MEM DAO_CUDAMODEL_MISUSE_OK DAO_FAULT DAO_CUDAMODEL_FAIL DAO_TRACE
 [ -n "$model" ] && export LD_LIBRARY_PATH=$model${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -52,6 +56,7 @@ job_cmd() {
 	cholesky) [ -n "${FAULT_CHOL:-}" ] &&
 		echo "$FAULT_CHOL --json --n 256 --tile 64 --budget 40% --backend cuda-explicit --check full" ;;
 	fortran) [ -n "${FAULT_F90:-}" ] && echo "$FAULT_F90" ;;
+	torch) [ -n "${FAULT_TORCH:-}" ] && echo "$FAULT_TORCH" ;;
 	esac
 }
 
@@ -73,7 +78,15 @@ one_run() {
 		case $name:$rc in
 		host*:0 | property:0 | cuda-*:0) verdict=completed ;;
 		host*:10 | property:10 | cuda-*:10) verdict=stopped ;;
-		cholesky:0 | fortran:0) verdict=completed ;;
+		cholesky:0 | fortran:0 | torch:0) verdict=completed ;;
+		# A dao call raised: its message must name a clear status.
+		torch:10)
+			if grep -qE "$FAULT_CLEAR" "$out.err"; then
+				verdict=stopped
+			else
+				verdict="exit status 10 without a clear status: $(grep -m1 'fault_torch:' "$out.err" | cut -c1-160)"
+			fi
+			;;
 		# Both exit 1 having printed the status of the call that
 		# failed; the Fortran example also where its product is
 		# wrong or a handle leaked, said otherwise.
@@ -128,6 +141,7 @@ for name in $jobs_list; do
 		alloc | thread | mmap | open | ioctl | shm) var=DAO_FAULT max=$max_dao ;;
 		*) var=DAO_CUDAMODEL_FAIL max=$max_cuda ;;
 		esac
+		[ "$name" = torch ] && max=$max_torch
 		points "$n" | sed "s/^/$kind:/" |
 			xargs -P "$par" -I{} bash -c 'one_run "$@"' _ "$name" "$var" {} $cmd \
 			>"$tmp/$name.$kind.res"

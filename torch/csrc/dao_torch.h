@@ -112,6 +112,11 @@ void set_label(Storage *s, const char *label);
  * and libdao's reason. */
 [[noreturn]] void fail(const std::string &what, dao_status st);
 void check(dao_status st, const char *what);
+/* After a dao_read that answered: raises when the context has failed. A
+ * failed context's read still returns what the last kernel that ran left
+ * (dao.h), but the program asked for what the kernels it submitted
+ * produce, and a failure skipped some of them. */
+void check_read_current(dao_ctx ctx, const char *what);
 
 /* Counters of the torch layer, beside libdao's dao_stats. */
 struct Stats {

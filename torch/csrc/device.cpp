@@ -173,6 +173,13 @@ void check(dao_status st, const char *what)
 		fail(what, st);
 }
 
+void check_read_current(dao_ctx ctx, const char *what)
+{
+	/* Nothing is queued: the read waited for every kernel before it. */
+	if (dao_sync(ctx) != DAO_OK)
+		fail(what, DAO_ERR_FAILED);
+}
+
 c10::Device dao_device()
 {
 	return c10::Device(c10::DeviceType::PrivateUse1, 0);

@@ -107,6 +107,7 @@ at::Tensor copy_from(const at::Tensor &src, const at::Tensor &dst, bool non_bloc
 					 dst.data_ptr(), n);
 		if (st != DAO_OK)
 			fail("reading a tensor back to the CPU", st);
+		check_read_current(s->ctx, "reading a tensor back to the CPU");
 		reap_launches(false);
 		stats().copies_out++;
 		stats().bytes_out += n;

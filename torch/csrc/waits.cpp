@@ -179,6 +179,7 @@ at::Tensor read_to_cpu(const at::Tensor &src, const char *why)
 		stats().wait_ns += now_ns() - t0;
 		if (st != DAO_OK)
 			fail("reading a tensor back to the CPU", st);
+		check_read_current(s->ctx, "reading a tensor back to the CPU");
 		reap_launches(false);
 		stats().copies_out++;
 		stats().bytes_out += hi - lo;
