@@ -16,8 +16,9 @@
  * killed_at_random_points: workers pin, unpin and reopen through /dev/dao
  * with failslab, fail_page_alloc and fail_usercopy failing 1 in 20 of
  * their own allocations and copies (make-it-fail, task-filter: the rest of
- * the VM sees no failure), while one of them is killed by SIGKILL every
- * few milliseconds and replaced, for DAO_FAULT_SECONDS (default 10).
+ * the VM sees no failure), while one of them at a time is killed by
+ * SIGKILL at a random point up to 20 ms into its calls and replaced, for
+ * DAO_FAULT_SECONDS (default 10) and at least MIN_KILLS kills.
  * Afterwards the node holds nothing, no process record is left, every page
  * pinned was unpinned; the suite checks the console (no WARN, BUG, KASAN,
  * lockdep or kmemleak report) and a clean rmmod.
