@@ -216,6 +216,13 @@ TEST_F_TIMEOUT(node, job_beside_a_neighbour_stops_at_what_is_left, 300)
 	pid_t neighbour;
 	int status;
 
+	/* On the debug kernel (KASAN, kmemleak, slub_debug) the job's page
+	 * faults took more than MemAvailable said was left after the suite's
+	 * earlier tests, and the OOM killer took the neighbour (2026-11-27):
+	 * the estimate libdao holds the host budget to is a production
+	 * kernel's. Documentation/libdao.md, "The host budget and the node". */
+	if (getenv("DAO_KCHECK_DEBUG"))
+		SKIP(return, "on the debug kernel MemAvailable overstates what a job can take");
 	ASSERT_NE(NULL, f);
 	ASSERT_LE(0, oom0);
 	ASSERT_LT(2 * LEFT_BYTES, avail);
