@@ -273,31 +273,13 @@ static long long memory_events(const char *key)
 static int cg_setup(uint64_t limit)
 {
 	char path[128], value[32];
-	int ret;
+	int ret = cg_job_setup(cg_dir, sizeof(cg_dir), "host-budget-cg");
 
-	snprintf(cg_dir, sizeof(cg_dir), "/tmp/host-budget-cg-%d", getpid());
-	if (mkdir(cg_dir, 0700) || mount("none", cg_dir, "cgroup2", 0, NULL))
-		return -errno;
-	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg_dir);
-	ret = file_write(path, "+memory");
 	if (ret)
 		return ret;
-	snprintf(path, sizeof(path), "%s/job", cg_dir);
-	if (mkdir(path, 0700))
-		return -errno;
 	snprintf(path, sizeof(path), "%s/job/memory.max", cg_dir);
 	snprintf(value, sizeof(value), "%llu", (unsigned long long)limit);
 	return file_write(path, value);
-}
-
-static void cg_teardown(void)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/job", cg_dir);
-	rmdir(path);
-	umount2(cg_dir, MNT_DETACH);
-	rmdir(cg_dir);
 }
 
 TEST_F_TIMEOUT(node, job_in_a_memory_cgroup_stops_at_its_limit, 300)
@@ -310,7 +292,7 @@ TEST_F_TIMEOUT(node, job_in_a_memory_cgroup_stops_at_its_limit, 300)
 
 	ASSERT_NE(NULL, f);
 	if (ret) {
-		cg_teardown();
+		cg_job_teardown(cg_dir);
 		SKIP(return, "no memory cgroup (%s)", strerror(-ret));
 	}
 	snprintf(procs, sizeof(procs), "%s/job/cgroup.procs", cg_dir);
@@ -333,7 +315,7 @@ TEST_F_TIMEOUT(node, job_in_a_memory_cgroup_stops_at_its_limit, 300)
 	EXPECT_LE(limit / 2, f->buffers * BUF_BYTES);
 	EXPECT_EQ(0, memory_events("oom_kill"));
 	EXPECT_EQ(oom0, vmstat_get("oom_kill"));
-	cg_teardown();
+	cg_job_teardown(cg_dir);
 }
 
 TEST_HARNESS_MAIN

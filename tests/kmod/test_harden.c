@@ -539,36 +539,6 @@ TEST(owner_exit_releases_pins)
 
 static char cg_dir[64];
 
-/* A memory cgroup of our own; "" when the kernel has none. */
-static int cg_setup(void)
-{
-	char path[128];
-	int fd;
-
-	snprintf(cg_dir, sizeof(cg_dir), "/tmp/harden-cg-%d", getpid());
-	if (mkdir(cg_dir, 0700) || mount("none", cg_dir, "cgroup2", 0, NULL))
-		return -errno;
-	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg_dir);
-	fd = open(path, O_WRONLY);
-	if (fd < 0 || write(fd, "+memory", 7) != 7) {
-		if (fd >= 0)
-			close(fd);
-		return -ENOENT;
-	}
-	close(fd);
-	snprintf(path, sizeof(path), "%s/job", cg_dir);
-	return mkdir(path, 0700) ? -errno : 0;
-}
-
-static void cg_teardown(void)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/job", cg_dir);
-	rmdir(path);
-	umount2(cg_dir, MNT_DETACH);
-	rmdir(cg_dir);
-}
 
 static long long cg_read(const char *file)
 {
@@ -613,15 +583,15 @@ static int charged_job(void *arg)
 TEST(page_arrays_charged_to_the_job)
 {
 	long long limit0 = param_get("max_pinned_mb");
-	int ret = cg_setup();
+	int ret = cg_job_setup(cg_dir, sizeof(cg_dir), "harden-cg");
 
 	if (ret) {
-		cg_teardown();
+		cg_job_teardown(cg_dir);
 		SKIP(return, "no memory cgroup (%s)", strerror(-ret));
 	}
 	ASSERT_EQ(0, limit_set_mb(512));
 	EXPECT_EQ(0, run_child(charged_job, NULL));
-	cg_teardown();
+	cg_job_teardown(cg_dir);
 	ASSERT_EQ(0, limit_set_mb(limit0));
 }
 

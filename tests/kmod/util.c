@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <netlink/genl/ctrl.h>
@@ -127,6 +129,32 @@ int file_write(const char *path, const char *value)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+int cg_job_setup(char *dir, size_t cap, const char *name)
+{
+	char path[192];
+	int ret;
+
+	snprintf(dir, cap, "/tmp/%s-%d", name, getpid());
+	if (mkdir(dir, 0700) || mount("none", dir, "cgroup2", 0, NULL))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	ret = file_write(path, "+memory");
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "%s/job", dir);
+	return mkdir(path, 0700) ? -errno : 0;
+}
+
+void cg_job_teardown(const char *dir)
+{
+	char path[192];
+
+	snprintf(path, sizeof(path), "%s/job", dir);
+	rmdir(path);
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
 }
 
 int param_set(const char *name, const char *value)

@@ -34,6 +34,11 @@ long long vmstat_get(const char *name);
 /* /sys/module/dao/parameters/NAME */
 /* Writes value to the file at path (sysfs, debugfs, cgroupfs): 0 or -errno. */
 int file_write(const char *path, const char *value);
+/* A cgroup2 hierarchy of the test's own, mounted at /tmp/NAME-PID (its path
+ * into dir), with the memory controller on and one child, "job": 0 or
+ * -errno. cg_job_teardown removes what setup made, also after a failure. */
+int cg_job_setup(char *dir, size_t cap, const char *name);
+void cg_job_teardown(const char *dir);
 int param_set(const char *name, const char *value);
 long long param_get(const char *name);
 int limit_set_mb(unsigned long long mb);
