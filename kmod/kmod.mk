@@ -199,9 +199,7 @@ kcheck-cuda-gcov: $(KTEST_CUDA_JOB) $(KTEST_BIN)/vmexit
 KDEBUG_TREE := $(BUILD)/kdebug/linux
 KDEBUG_KO := $(BUILD)/kmod/debug/dao.ko
 # The randomized ioctl test runs 60 s on the debug kernel, 10 s elsewhere.
-# DAO_KCHECK_DEBUG: cases whose figures hold only on production kernels
-# skip there, saying why (libdao_host_budget's job beside a neighbour).
-KCHECK_VM_ARGS_kcheck-debug := --memory 1536 --append 'DAO_FUZZ_SECONDS=60 DAO_KCHECK_DEBUG=1'
+KCHECK_VM_ARGS_kcheck-debug := --memory 1536 --append DAO_FUZZ_SECONDS=60
 
 .PHONY: kdebug-kernel
 kdebug-kernel:

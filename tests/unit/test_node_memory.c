@@ -88,6 +88,104 @@ static void test_meminfo_only(void)
 	TAP_IS_U64(nm.available, 0, "committed past the limit: nothing available");
 }
 
+/* Two zones as Linux 6.1 prints them, the second boosted now. Pages of
+ * this machine's size: the rule counts in pages. */
+static void put_zoneinfo(uint64_t dma_high, uint64_t boost, uint64_t high_boosted)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 "Node 0, zone      DMA\n"
+		 "  per-node stats\n"
+		 "      nr_inactive_anon 100\n"
+		 "  pages free     3000\n"
+		 "        boost    0\n"
+		 "        min      20\n"
+		 "        low      25\n"
+		 "        high     %llu\n"
+		 "        spanned  4095\n"
+		 "        protection: (0, 1000, 1000, 1000)\n"
+		 "Node 0, zone    DMA32\n"
+		 "  pages free     50000\n"
+		 "        boost    %llu\n"
+		 "        min      %llu\n"
+		 "        low      %llu\n"
+		 "        high     %llu\n"
+		 "  pagesets\n"
+		 "    cpu: 0\n"
+		 "              count: 10\n"
+		 "              high:  378\n"
+		 "Node 0, zone   Normal\n"
+		 "  pages free     0\n"
+		 "Node 0, zone  Movable\n",
+		 (unsigned long long)dma_high, (unsigned long long)boost,
+		 (unsigned long long)(1000 + boost), (unsigned long long)(1250 + boost),
+		 (unsigned long long)high_boosted);
+	put("/proc/zoneinfo", text);
+}
+
+#define MEMINFO_600 "MemTotal: 1024000 kB\nMemAvailable: 614400 kB\n"
+
+/* With this boost factor (NULL: a kernel without the sysctl) and meminfo,
+ * what is available. */
+static struct node_memory boosted(const char *factor, const char *meminfo, uint64_t want,
+				  const char *what)
+{
+	char path[PATH_MAX * 2];
+	struct node_memory nm;
+
+	snprintf(path, sizeof(path), "%s/proc/sys/vm/watermark_boost_factor", root);
+	if (factor)
+		put("/proc/sys/vm/watermark_boost_factor", factor);
+	else
+		unlink(path);
+	put("/proc/meminfo", meminfo);
+	nm = read_root();
+	TAP_IS_U64(nm.available, want, what);
+	return nm;
+}
+
+static void test_watermark_boost(void)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	/* 1.5x the zones' high watermarks (30 and 1500 pages). */
+	uint64_t reserve = (45 + 2250) * page, pageblock = 2 * MiB;
+	struct node_memory nm;
+
+	fresh_root("boost");
+	put_zoneinfo(30, 0, 1500);
+	boosted(NULL, MEMINFO_600, 600 * MiB, "a kernel without watermark_boost_factor: MemAvailable");
+	boosted("0\n", MEMINFO_600, 600 * MiB, "boosting turned off (factor 0): MemAvailable");
+	nm = boosted("15000\n", MEMINFO_600, 600 * MiB - reserve,
+		     "the default factor: MemAvailable less 1.5x every zone's high watermark");
+	tap_ok(!strcmp(nm.available_by, "MemAvailable less watermark boost"), "named as such (%s)",
+	       nm.available_by);
+	put_zoneinfo(30, 700, 2200);
+	boosted("15000\n", MEMINFO_600, 600 * MiB - reserve,
+		"a zone boosted now: its high watermark less the boost it shows");
+	boosted("15000\n", MEMINFO_600 "Hugepagesize: 2048 kB\n",
+		600 * MiB - (45 * page > pageblock ? 45 * page : pageblock) -
+			(2250 * page > pageblock ? 2250 * page : pageblock),
+		"at least a pageblock (a huge page) a zone, where that is more");
+	boosted("4000000\n", MEMINFO_600, 0, "a boost beyond MemAvailable: nothing available");
+
+	/* Reclaimable slab: MemAvailable counted it but for the smaller of
+	 * its half and the low watermarks (25 and 1250 pages). */
+	nm = boosted("0\n", MEMINFO_600 "KReclaimable: 8192 kB\n",
+		     600 * MiB - (8 * MiB - (4 * MiB < 1275 * page ? 4 * MiB : 1275 * page)),
+		     "reclaimable slab: what MemAvailable counted of it is taken off");
+	tap_ok(!strcmp(nm.available_by, "MemAvailable less reclaimable slab"), "named as such (%s)",
+	       nm.available_by);
+	nm = boosted("15000\n", MEMINFO_600 "SReclaimable: 65536 kB\n",
+		     600 * MiB - reserve - (64 * MiB - (32 * MiB < 1275 * page ? 32 * MiB : 1275 * page)),
+		     "before KReclaimable (Linux 4.20), SReclaimable; and the boost beside it");
+	tap_ok(!strcmp(nm.available_by, "MemAvailable less watermark boost and reclaimable slab"),
+	       "named as such (%s)", nm.available_by);
+	put("/proc/zoneinfo", "garbage\n\n  high\nhigh 99999999999999999999999\n");
+	nm = read_root();
+	tap_ok(nm.available <= 600 * MiB, "a zoneinfo that makes no sense never adds memory");
+}
+
 /* A v2 hierarchy mounted at /sys/fs/cgroup, the process in /job/step. */
 static void v2_tree(const char *mount_root, const char *cgroup_line)
 {
@@ -298,6 +396,7 @@ int main(void)
 
 	test_clear_env();
 	test_meminfo_only();
+	test_watermark_boost();
 	test_cgroup_v2();
 	test_cgroup_v2_views();
 	test_cgroup_v1();

@@ -13,10 +13,12 @@ struct node_memory {
 	 * capped by its memory cgroup's limit and, under strict overcommit
 	 * (vm.overcommit_memory = 2), by the commit limit. */
 	uint64_t capacity;
-	/* What it can give now without the OOM killer: MemAvailable, capped
-	 * by the cgroup's headroom (its limit less what it uses, its page
-	 * cache counted as free) and the commit limit less what is committed.
-	 * UINT64_MAX when nothing could be read. */
+	/* What it can give now without the OOM killer: MemAvailable less
+	 * what it counts of the kernel's own (the largest watermark boost,
+	 * reclaimable slab: node_memory.c), capped by the cgroup's headroom
+	 * (its limit less what it uses, its page cache counted as free) and
+	 * the commit limit less what is committed. UINT64_MAX when nothing
+	 * could be read. */
 	uint64_t available;
 	/* Which bound each is: "physical memory", "memory cgroup" ... */
 	const char *capacity_by;
