@@ -289,6 +289,8 @@ static uint64_t kernel_reserve(const char *root, const char *meminfo, const char
 	key_u64(meminfo, "Hugepagesize", &pageblock);
 	if (!key_u64(meminfo, "KReclaimable", &slab))
 		key_u64(meminfo, "SReclaimable", &slab);
+	/* Line by line, not read_text: with a line per CPU in every zone's
+	 * pagesets, zoneinfo outgrows TEXT_CAP on a large node. */
 	if ((size_t)snprintf(path, sizeof(path), "%s/proc/zoneinfo", root) < sizeof(path) &&
 	    (f = fopen(path, "re"))) {
 		while (getline(&line, &cap, f) > 0) {
