@@ -56,6 +56,14 @@ ok $? "DAO_POLICY=lru is the policy replayed without --policy"
 DAO_POLICY=lru "$bin" --policy fifo --json "$tmp/small.trace" >"$tmp/env.json" 2>"$tmp/err"
 [ $? = 0 ] && [ "$(json "$tmp/env.json" '$j->{traces}[0]{policies}[0]{policy} eq "fifo"')" = 1 ]
 ok $? "--policy fifo wins over DAO_POLICY"
+# A list replays those policies, in its order, each as --policy all does
+"$bin" --policy plan,lru --budget 2M --json "$tmp/small.trace" >"$tmp/list.json" 2>"$tmp/err" &&
+	"$bin" --policy all --budget 2M --json "$tmp/small.trace" >"$tmp/all.json" 2>>"$tmp/err"
+[ $? = 0 ] && [ "$(json "$tmp/list.json" 'my %a = map { $_->{policy} => $_ } @{$k->{traces}[0]{policies}};
+	my @l = @{$j->{traces}[0]{policies}};
+	@l == 2 && $l[0]{policy} eq "plan" && $l[1]{policy} eq "lru" &&
+	!grep { my $r = $_; grep { $r->{$_} ne $a{$r->{policy}}{$_} } keys %$r } @l' "$tmp/all.json")" = 1 ]
+ok $? "--policy plan,lru: those two, in that order, with the figures --policy all gives them"
 DAO_POLICY=nope "$bin" --json "$tmp/small.trace" >"$tmp/env.json" 2>"$tmp/err"
 [ $? = 2 ] && grep -q DAO_POLICY "$tmp/err"
 ok $? "refused with a reason: DAO_POLICY=nope"
@@ -113,6 +121,10 @@ head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</sv
 ok $? "SVG written"
 [ "$(grep -c 'class="t">' "$tmp/p.svg")" -eq 6 ]
 ok $? "SVG: a title and one panel per policy"
+want=$(perl -MJSON::PP -0777 -ne 'my $t = decode_json($_)->{traces}[0];
+	printf "(bound %.1f ms, plan %.1f ms)</text>", $t->{largest_time_bound_ns} / 1e6, $t->{plan_ns} / 1e6' "$tmp/j.json")
+[ "$(grep -cF "$want" "$tmp/p.svg")" -eq 5 ]
+ok $? "SVG: each panel names the largest bound and the plan the JSON reports $want"
 if command -v xmllint >/dev/null; then
 	xmllint --noout "$tmp/p.svg"
 	ok $? "SVG is well-formed XML"
@@ -128,6 +140,11 @@ refuse 2 "percentage must be in" "a percentage over 100" --budget 150% "$tmp/sma
 refuse 2 "percentage must be in" "a zero percentage" --budget 0% "$tmp/small.trace"
 refuse 2 "expected bytes" "a malformed budget" --budget 12Q "$tmp/small.trace"
 refuse 2 "expected dao, belady" "an unknown policy" --policy random "$tmp/small.trace"
+refuse 2 "'random': expected dao" "an unknown policy in a list" --policy dao,random "$tmp/small.trace"
+refuse 2 "'': expected dao" "an empty name in a list" --policy dao,,plan "$tmp/small.trace"
+refuse 2 "'': expected dao" "a list ending in a comma" --policy dao, "$tmp/small.trace"
+refuse 2 "dao named twice" "a policy named twice" --policy dao,plan,dao "$tmp/small.trace"
+refuse 2 "expected dao, belady" "all inside a list" --policy dao,all "$tmp/small.trace"
 refuse 2 "expected 1..65536" "lookahead 0" --lookahead 0 "$tmp/small.trace"
 refuse 2 "expected 1..65536" "a negative lookahead" --lookahead -3 "$tmp/small.trace"
 refuse 2 "not a preset" "an unknown device" --device v100 "$tmp/small.trace"

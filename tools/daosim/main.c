@@ -17,11 +17,16 @@
 #include "replay.h"
 #include "report.h"
 
+/* More than libdao's table of policies holds (a list names each once). */
+#define MAX_POLICIES 16
+
 struct options {
 	uint64_t budget_bytes; /* 0 when given as a percentage */
 	double budget_percent; /* of peak live bytes; < 0 when given in bytes */
-	dao_policy policy;    /* the one replayed, unless all_policies */
-	int all_policies;     /* --policy all: every policy libdao has */
+	/* the policies replayed, in the order given (--policy all: every
+	 * policy libdao has, in its table's order) */
+	dao_policy policies[MAX_POLICIES];
+	int npolicies;
 	uint32_t lookahead;
 	struct dao_sim_model model;
 	int json;
@@ -36,7 +41,7 @@ static void usage(FILE *f)
 	char policies[256];
 
 	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, "|", "|");
-	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s|all]\n", policies);
+	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s[,...]|all]\n", policies);
 	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
 	      "              ",
 	      f);
@@ -46,8 +51,8 @@ static void usage(FILE *f)
 	fputs("TRACE...\n"
 	      "  --budget     device budget: bytes (K/M/G/T suffixes) or a percentage of\n"
 	      "               the trace's peak live bytes (default 50%)\n"
-	      "  --policy     eviction policy to replay, or all of them (default DAO_POLICY,\n"
-	      "               else dao)\n"
+	      "  --policy     eviction policy to replay, several separated by commas, or\n"
+	      "               all of them (default DAO_POLICY, else dao)\n"
 	      "  --lookahead  kernels the job runs ahead of the device (default\n"
 	      "               DAO_LOOKAHEAD, else 65536: the whole trace is known, as by an\n"
 	      "               offline planner)\n"
@@ -91,20 +96,63 @@ static int parse_budget(const char *s, struct options *o)
 	return 0;
 }
 
+/* --policy: one name, names separated by commas (each at most once), or
+ * all. */
 static int parse_policy(const char *s, struct options *o)
 {
-	int policy = kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, s);
 	char names[256];
+	const char *p = s;
+	int n = 0;
 
-	o->all_policies = strcmp(s, "all") == 0;
-	if (policy) {
-		o->policy = (dao_policy)policy;
-	} else if (!o->all_policies) {
-		fprintf(stderr, "daosim: --policy %s: expected %s or all\n", s,
-			kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY, ", ",
-				   ", "));
-		return -1;
+	if (strcmp(s, "all") == 0) {
+		n = kinds_count(KINDS_POLICY, KINDS_FIRST_POLICY);
+		if (n > MAX_POLICIES) { /* a table grown past MAX_POLICIES */
+			fprintf(stderr,
+				"daosim: --policy all: libdao has %d policies, daosim replays %d at most\n",
+				n, MAX_POLICIES);
+			return -1;
+		}
+		for (int i = 0; i < n; i++)
+			o->policies[i] = (dao_policy)(KINDS_FIRST_POLICY + i);
+		o->npolicies = n;
+		return 0;
 	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char name[64];
+		int policy = 0;
+
+		if (len < sizeof(name)) {
+			memcpy(name, p, len);
+			name[len] = '\0';
+			policy = kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, name);
+		}
+		if (!policy) {
+			fprintf(stderr,
+				"daosim: --policy %s: '%.*s': expected %s, several separated by "
+				"commas, or all\n",
+				s, (int)(len < 64 ? len : 64), p,
+				kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY,
+					   ", ", ", "));
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			if (o->policies[i] == (dao_policy)policy) {
+				fprintf(stderr, "daosim: --policy %s: %s named twice\n", s, name);
+				return -1;
+			}
+		}
+		if (n == MAX_POLICIES) {
+			fprintf(stderr, "daosim: --policy %s: more than %d policies\n", s,
+				MAX_POLICIES);
+			return -1;
+		}
+		o->policies[n++] = (dao_policy)policy;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	o->npolicies = n;
 	return 0;
 }
 
@@ -168,8 +216,9 @@ static int env_defaults(struct options *o)
 	char names[256];
 
 	if (v && *v) {
-		o->policy = (dao_policy)kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, v);
-		if (!o->policy) {
+		o->policies[0] = (dao_policy)kinds_find(KINDS_POLICY, KINDS_FIRST_POLICY, v);
+		o->npolicies = 1;
+		if (!o->policies[0]) {
 			fprintf(stderr, "daosim: DAO_POLICY=%s: expected %s\n", v,
 				kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY,
 					   ", ", " or "));
@@ -217,7 +266,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	long_options(longopts);
 	memset(o, 0, sizeof(*o));
 	o->budget_percent = 50;
-	o->policy = DAO_POLICY_DAO;
+	o->policies[0] = DAO_POLICY_DAO;
+	o->npolicies = 1;
 	dao_sim_model_preset("h100", &o->model);
 	o->lookahead = 65536; /* DAO_MAX_LOOKAHEAD: the whole trace */
 	if (env_defaults(o))
@@ -349,7 +399,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	for (size_t i = 0; i < bound_count; i++)
 		if (solve_bound(path, t, &p, o, tr, i))
 			goto fail;
-	n = o->all_policies ? kinds_count(KINDS_POLICY, KINDS_FIRST_POLICY) : 1;
+	n = o->npolicies;
 	tr->runs = calloc((size_t)n, sizeof(*tr->runs));
 	if (!tr->runs) {
 		fprintf(stderr, "daosim: %s: out of memory\n", path);
@@ -357,8 +407,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	}
 	for (int i = 0; i < n; i++) {
 		struct policy_run *pr = &tr->runs[tr->nruns++];
-		dao_policy policy = o->all_policies ? (dao_policy)(KINDS_FIRST_POLICY + i)
-						    : o->policy;
+		dao_policy policy = o->policies[i];
 		struct replay_opts ro = {
 			.policy = policy,
 			.lookahead = o->lookahead,

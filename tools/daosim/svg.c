@@ -79,6 +79,20 @@ static void lane(FILE *f, int y, const char *name, const char *color, const doub
 	}
 }
 
+/* Where the optimum lies, as far as this run solved it: the largest lower
+ * bound on time, and the planned schedule when it was made. */
+static void interval(FILE *f, const struct trace_report *tr)
+{
+	const struct bound_value *lower = &tr->bounds[bound_index(&bound_largest)];
+	const struct bound_value *plan = &tr->bounds[bound_index(&bound_plan)];
+
+	if (!lower->known)
+		lower = &tr->bounds[bound_index(&bound_time_simple)];
+	fprintf(f, "bound %.1f ms", lower->value / 1e6);
+	if (plan->known)
+		fprintf(f, ", plan %.1f ms", plan->value / 1e6);
+}
+
 static void panel(FILE *f, int y0, const struct trace_report *tr, const struct policy_run *pr,
 		  uint64_t span_ns, double *busy)
 {
@@ -89,10 +103,11 @@ static void panel(FILE *f, int y0, const struct trace_report *tr, const struct p
 
 	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"t\">", LEFT, y0 + 18);
 	xml_text(f, tr->path);
-	fprintf(f, " | %s | budget %.2f GiB | h2d %.2f GiB, d2h %.2f GiB | modeled %.1f ms (bound %.1f ms)</text>\n",
+	fprintf(f, " | %s | budget %.2f GiB | h2d %.2f GiB, d2h %.2f GiB | modeled %.1f ms (",
 		dao_policy_name(pr->policy), tr->budget_bytes / GIB, r->stats.h2d_bytes / GIB,
-		r->stats.d2h_bytes / GIB, r->sim.end_ns / 1e6,
-		tr->bounds[bound_index(&bound_time_simple)].value / 1e6);
+		r->stats.d2h_bytes / GIB, r->sim.end_ns / 1e6);
+	interval(f, tr);
+	fputs(")</text>\n", f);
 	/* occupancy */
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fbfbfb\" stroke=\"#ccc\"/>\n",
 		LEFT, y0 + 30, W, OCC_H);

@@ -60,6 +60,7 @@ sub words {
 	my ($f, $re, $sep) = @_;
 	my ($s) = slurp($f) =~ $re or return undef;
 	$s =~ s/\\-/-/g;    # troff
+	$s =~ s/\[ ?,\.\.\.\]//g;    # "a[,...]": several of them, separated by commas
 	return [ grep { length } map { s/^\s+|\s+$//gr =~ s/^"|"$//gr } split $sep, $s ];
 }
 sub cell {
@@ -116,7 +117,7 @@ same("$sim1: synopsis, --policy",
 same("$sim1: options, --policy", words($sim1, qr/^\.BR \\-\\-policy " " (.*)$/m, qr/\|/),
      @policies, 'all');
 my $sim = 'Documentation/daosim.md';
-same("$sim: usage, --policy", words($sim, qr/^daosim .*\[--policy ([^\]]*)\]/m, qr/\|/),
+same("$sim: usage, --policy", words($sim, qr/^daosim .*\[--policy ((?:[^][]|\[[^]]*\])*)\]/m, qr/\|/),
      @policies, 'all');
 same("$sim: JSON, policy", words($sim, qr/^\s*"policy": (.*),$/m, qr/\|/), @policies);
 
