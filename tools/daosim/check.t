@@ -155,7 +155,7 @@ refuse 2 "'random': expected dao" "an unknown policy in a list" --policy dao,ran
 refuse 2 "'': expected dao" "an empty name in a list" --policy dao,,plan "$tmp/small.trace"
 refuse 2 "'': expected dao" "a list ending in a comma" --policy dao, "$tmp/small.trace"
 refuse 2 "dao named twice" "a policy named twice" --policy dao,plan,dao "$tmp/small.trace"
-refuse 2 "expected dao, belady" "all inside a list" --policy dao,all "$tmp/small.trace"
+refuse 2 "'all': expected dao, belady.*, or all alone" "all inside a list" --policy dao,all "$tmp/small.trace"
 refuse 2 "expected 1..65536" "lookahead 0" --lookahead 0 "$tmp/small.trace"
 refuse 2 "expected 1..65536" "a negative lookahead" --lookahead -3 "$tmp/small.trace"
 refuse 2 "not a preset" "an unknown device" --device v100 "$tmp/small.trace"

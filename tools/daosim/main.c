@@ -130,7 +130,7 @@ static int parse_policy(const char *s, struct options *o)
 		if (!policy) {
 			fprintf(stderr,
 				"daosim: --policy %s: '%.*s': expected %s, several separated by "
-				"commas, or all\n",
+				"commas, or all alone\n",
 				s, (int)(len < 64 ? len : 64), p,
 				kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY,
 					   ", ", ", "));
