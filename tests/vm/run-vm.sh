@@ -52,11 +52,21 @@ bad+='lockdep|KASAN|UBSAN:|kmemleak: [0-9]+ new suspected|unreferenced object'
 if grep -E -n "$bad" "$log" | grep -v -E 'DAO-KCHECK|Lock dependency validator|MAX_LOCKDEP|kasan: KernelAddressSanitizer initialized' > "$log.bad"; then
 	echo "run-vm: FAIL: the kernel complained:"
 	cat "$log.bad"
+	# A "Call Trace:" alone does not say what it was: the lines above the
+	# first complaint do (an OOM kill, an allocation failure, a hung task).
+	first=$(head -1 "$log.bad" | cut -d: -f1)
+	echo "run-vm: the console around the first complaint (line $first):"
+	sed -n "$(( first > 4 ? first - 4 : 1 )),$(( first + 2 ))p" "$log" | sed 's/^/  /'
 	fail=1
 fi
 
 pass=$(grep -c -E '^ok [0-9]+ ' "$log")
 notok=$(grep -c -E '^not ok [0-9]+ ' "$log")
+if [ "$notok" -gt 0 ]; then
+	# Each failed test with the harness's lines before it (its assertions).
+	echo "run-vm: the failed tests:"
+	grep -E -B4 '^not ok [0-9]+ ' "$log" | sed 's/^/  /'
+fi
 echo "run-vm: $pass ok, $notok not ok, VM ran $took s"
 [ "$notok" -eq 0 ] || fail=1
 [ "$fail" -eq 0 ] && echo "run-vm: PASS" || echo "run-vm: FAIL"
