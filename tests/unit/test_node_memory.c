@@ -3,7 +3,8 @@
  * test_node_memory.c - what the node can give a process (base/node_memory.c)
  * read from trees of files laid out as /proc and the cgroup file systems
  * are: physical memory, a cgroup v2 hierarchy (limits at every level, page
- * cache counted as free, mounted at its root or bound from inside it, or
+ * cache counted as free, the kernel's minimum reserve for a node of the
+ * limit's size kept back, mounted at its root or bound from inside it, or
  * not visible), v1's memory controller, strict overcommit, escaped mount
  * points; and the host budget rule on this machine (dao.h): a budget the
  * node could never give fails dao_open, a create that passes what it has
@@ -17,6 +18,7 @@
 #include "dao_sim.h"
 #include "base/node_memory.h"
 
+#define KiB 1024ull
 #define MiB (1024ull * 1024ull)
 
 static char root[PATH_MAX];
@@ -214,9 +216,11 @@ static void test_cgroup_v2(void)
 	put("/sys/fs/cgroup/job/memory.current", "70000000\n");
 	nm = read_root();
 	TAP_IS_U64(nm.capacity, 100 * MiB, "v2: capacity is the cgroup's memory.max");
-	TAP_IS_U64(nm.available, 55 * MiB, "available: max less current, page cache counted free");
+	/* int_sqrt(102400 KiB * 16) = 1280 KiB kept back. */
+	TAP_IS_U64(nm.available, 55 * MiB - 1280 * KiB,
+		   "available: max less current, page cache counted free, less the reserve");
 	tap_ok(!strcmp(nm.capacity_by, "memory cgroup limit") &&
-		       !strcmp(nm.available_by, "memory cgroup headroom"),
+		       !strcmp(nm.available_by, "memory cgroup headroom less its reserve"),
 	       "named (%s, %s)", nm.capacity_by, nm.available_by);
 
 	/* The parent's limit binds the child too. */
@@ -224,7 +228,8 @@ static void test_cgroup_v2(void)
 	put("/sys/fs/cgroup/job/memory.current", "73400320\n"); /* 70 MiB */
 	nm = read_root();
 	TAP_IS_U64(nm.capacity, 80 * MiB, "a parent's lower limit is the capacity");
-	TAP_IS_U64(nm.available, 10 * MiB, "and its headroom what is available");
+	/* int_sqrt(81920 * 16) = 1144 (1144^2 = 1308736 <= 1310720 < 1145^2). */
+	TAP_IS_U64(nm.available, 10 * MiB - 1144 * KiB, "and its headroom what is available");
 
 	put("/sys/fs/cgroup/job/step/memory.max", "max\n");
 	put("/sys/fs/cgroup/job/memory.max", "max\n");
@@ -243,7 +248,26 @@ static void test_cgroup_v2(void)
 	put("/sys/fs/cgroup/job/step/memory.current", "104857600\n");
 	put("/sys/fs/cgroup/job/step/memory.stat", "active_file 209715200\ninactive_file 0\n");
 	nm = read_root();
-	TAP_IS_U64(nm.available, 100 * MiB, "headroom is at most the limit");
+	TAP_IS_U64(nm.available, 100 * MiB - 1280 * KiB, "headroom is at most the limit less its reserve");
+
+	/* The reserve is the kernel's min_free_kbytes rule for a node of the
+	 * limit's size: int_sqrt(KiB * 16) KiB, clamped to 128 KiB..256 MiB. */
+	put("/sys/fs/cgroup/job/step/memory.max", "67108864\n"); /* 64 MiB */
+	put("/sys/fs/cgroup/job/step/memory.current", "0\n");
+	put("/sys/fs/cgroup/job/step/memory.stat", "active_file 0\ninactive_file 0\n");
+	nm = read_root();
+	TAP_IS_U64(nm.available, 63 * MiB, "a cgroup of 64 MiB keeps 1 MiB back");
+	put("/sys/fs/cgroup/job/step/memory.max", "524288\n"); /* 512 KiB: sqrt gives 90 */
+	nm = read_root();
+	TAP_IS_U64(nm.available, 384 * KiB, "a tiny cgroup keeps the kernel's least, 128 KiB");
+	put("/sys/fs/cgroup/job/step/memory.max", "70368744177664\n"); /* 64 TiB: 1 GiB */
+	put("/sys/fs/cgroup/job/step/memory.current", "70368429604864\n"); /* 300 MiB left */
+	nm = read_root();
+	TAP_IS_U64(nm.available, 44 * MiB, "a huge cgroup keeps the kernel's most, 256 MiB");
+	put("/sys/fs/cgroup/job/step/memory.max", "1048576\n");
+	put("/sys/fs/cgroup/job/step/memory.current", "983040\n"); /* 64 KiB left */
+	nm = read_root();
+	TAP_IS_U64(nm.available, 0, "headroom below the reserve: nothing available");
 }
 
 static void test_cgroup_v2_views(void)
@@ -303,7 +327,9 @@ static void test_cgroup_v1(void)
 	put("/sys/fs/cgroup/memory/slurm/job1/memory.usage_in_bytes", "157286400\n");
 	nm = read_root();
 	TAP_IS_U64(nm.capacity, 200 * MiB, "v1: capacity is hierarchical_memory_limit");
-	TAP_IS_U64(nm.available, 52 * MiB, "available: limit less usage, page cache counted free");
+	/* int_sqrt(204800 * 16) = 1810 (1810^2 = 3276100 <= 3276800 < 1811^2). */
+	TAP_IS_U64(nm.available, 52 * MiB - 1810 * KiB,
+		   "available: limit less usage, page cache counted free, less the reserve");
 
 	put("/sys/fs/cgroup/memory/slurm/job1/memory.stat",
 	    "hierarchical_memory_limit 9223372036854771712\n");

@@ -3,7 +3,8 @@
  * node_memory.c - how much host memory the node can give this process:
  * /proc/meminfo less the kernel's own share of it (/proc/zoneinfo's
  * watermarks, reclaimable slab), the process's memory cgroup (found through
- * /proc/self/cgroup and /proc/self/mountinfo, wherever it is mounted), and
+ * /proc/self/cgroup and /proc/self/mountinfo, wherever it is mounted; less
+ * the reserve the kernel would keep on a node of its size), and
  * the commit limit when the administrator made overcommit strict. Each
  * bound that cannot be read is left out: it bounds nothing.
  */
@@ -178,11 +179,48 @@ static bool cgroup_dir(const char *root, char *text, char *dir, size_t cap, size
 	return false;
 }
 
-/* Limit, and headroom (limit less use, page cache counted as free). */
+/* The largest r with r * r <= x. */
+static uint64_t isqrt(uint64_t x)
+{
+	uint64_t r = 0;
+
+	for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
+		if (x >= r + bit) {
+			x -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+	}
+	return r;
+}
+
+/*
+ * What a cgroup of this limit keeps back. A node has its watermarks:
+ * MemAvailable leaves them to the kernel, so a job that takes all of it
+ * still leaves the node room for its next allocations. A cgroup has none:
+ * at its limit the next page the process touches (a stdio buffer, a stack
+ * page, the job's own data after a refused create) finds nothing to
+ * reclaim but page cache, and the cgroup's OOM killer runs. So the cgroup
+ * is given what the kernel keeps free on a node of its size, by the
+ * kernel's own rule for min_free_kbytes (mm/page_alloc.c:
+ * int_sqrt(KiB * 16) KiB, clamped to 128 KiB..256 MiB): 1 MiB of 64 MiB,
+ * 8 MiB of 4 GiB, 64 MiB of 256 GiB.
+ */
+static uint64_t cgroup_reserve(uint64_t limit)
+{
+	uint64_t kib = isqrt(limit / 1024 * 16);
+
+	kib = kib < 128 ? 128 : kib > 262144 ? 262144 : kib;
+	return kib * 1024;
+}
+
+/* Limit, and headroom (limit less use, page cache counted as free, less
+ * what the cgroup keeps back). */
 static void cgroup_level(uint64_t limit, uint64_t usage, uint64_t cache, uint64_t *cap,
 			 uint64_t *room)
 {
-	uint64_t free_now;
+	uint64_t free_now, keep;
 
 	if (limit == UINT64_MAX)
 		return;
@@ -192,6 +230,8 @@ static void cgroup_level(uint64_t limit, uint64_t usage, uint64_t cache, uint64_
 	free_now = free_now + cache < free_now ? UINT64_MAX : free_now + cache;
 	if (free_now > limit)
 		free_now = limit;
+	keep = cgroup_reserve(limit);
+	free_now = free_now > keep ? free_now - keep : 0;
 	if (free_now < *room)
 		*room = free_now;
 }
@@ -376,7 +416,7 @@ void node_memory_read_at(const char *root, struct node_memory *out)
 	}
 	if (cg_room < out->available) {
 		out->available = cg_room;
-		out->available_by = "memory cgroup headroom";
+		out->available_by = "memory cgroup headroom less its reserve";
 	}
 	free(text);
 }

@@ -16,7 +16,8 @@ struct node_memory {
 	/* What it can give now without the OOM killer: MemAvailable less
 	 * what it counts of the kernel's own (the largest watermark boost,
 	 * reclaimable slab: node_memory.c), capped by the cgroup's headroom
-	 * (its limit less what it uses, its page cache counted as free) and
+	 * (its limit less what it uses, its page cache counted as free, less
+	 * the reserve the kernel keeps on a node of the limit's size) and
 	 * the commit limit less what is committed. UINT64_MAX when nothing
 	 * could be read. */
 	uint64_t available;
