@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,22 +180,6 @@ static bool cgroup_dir(const char *root, char *text, char *dir, size_t cap, size
 	return false;
 }
 
-/* The largest r with r * r <= x. */
-static uint64_t isqrt(uint64_t x)
-{
-	uint64_t r = 0;
-
-	for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
-		if (x >= r + bit) {
-			x -= r + bit;
-			r = (r >> 1) + bit;
-		} else {
-			r >>= 1;
-		}
-	}
-	return r;
-}
-
 /*
  * What a cgroup of this limit keeps back. A node has its watermarks:
  * MemAvailable leaves them to the kernel, so a job that takes all of it
@@ -209,7 +194,9 @@ static uint64_t isqrt(uint64_t x)
  */
 static uint64_t cgroup_reserve(uint64_t limit)
 {
-	uint64_t kib = isqrt(limit / 1024 * 16);
+	/* floor(sqrt()) is int_sqrt's exactly below 2^52, far past the clamp
+	 * (262144^2 = 2^36). */
+	uint64_t kib = (uint64_t)sqrt((double)(limit / 1024 * 16));
 
 	kib = kib < 128 ? 128 : kib > 262144 ? 262144 : kib;
 	return kib * 1024;
