@@ -131,7 +131,7 @@ static int parse_policy(const char *s, struct options *o)
 			fprintf(stderr,
 				"daosim: --policy %s: '%.*s': expected %s, several separated by "
 				"commas, or all alone\n",
-				s, (int)(len < 64 ? len : 64), p,
+				s, (int)(len < sizeof(name) ? len : sizeof(name)), p,
 				kinds_list(names, sizeof(names), KINDS_POLICY, KINDS_FIRST_POLICY,
 					   ", ", ", "));
 			return -1;
