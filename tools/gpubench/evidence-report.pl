@@ -71,12 +71,25 @@ for my $r (@records) {
 	$rows{"$1 $2 $3"} = $r if $r->{step} eq 'row' && $r->{name} =~ /^row (\d+)x (\S+) (\S+)$/;
 }
 my $start = $first{start} or fail("$dir/evidence.jsonl has no start record");
+# A call limited by DAO_EVIDENCE_STEPS (a second call on the same card that
+# reruns what failed): the kinds of step it left out are left out here too.
+my %left_out;
+for my $kind (uniq(map { $_->{step} } @steps)) {
+	my @r = grep { $_->{step} eq $kind } @steps;
+	$left_out{$kind} = 1 unless grep { !($_->{status} eq 'skipped' &&
+		($_->{reason} // '') =~ /^not in DAO_EVIDENCE_STEPS/) } @r;
+}
+sub selected { !$left_out{$_[0]} }
+sub uniq { my %seen; grep { !$seen{$_}++ } @_ }
 my $setup = $first{setup}{result} // {};
 my $info = ok_result('info');
 my $bw = ok_result('bandwidth');
 my $rates = ok_result('rates');
 my $gpu = $info ? $info->{gpu} : undef;
-my $card = $gpu ? $gpu->{gpu} : 'unknown card';
+# Without the info step, the card as PyTorch named it (torch.json).
+my $torch_json = eval { $json->decode(slurp("$dir/torch.json") // '') };
+my $torch_card = ref $torch_json eq 'HASH' ? $torch_json->{device_name} : undef;
+my $card = $gpu ? $gpu->{gpu} : $torch_card // 'unknown card';
 my ($date, $hhmm) = $start->{result}{date} =~ /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)/
 	or fail("the start record has no date");
 (my $slug = lc $card) =~ s/[^a-z0-9]+/-/g;
@@ -154,9 +167,9 @@ sub torch_table {
 		$t->{ratio}, $t->{build_s}), '',
 		'| run | step s | tokens/s | vs in-memory | peak device GiB | h2d GiB | d2h GiB | losses = in-memory |',
 		'|---|---|---|---|---|---|---|---|';
-	my $mem;
+	my ($mem, $ref_losses);
 	for my $r (@{$t->{runs}}) {
-		$mem //= $r->{step_s} if $r->{name} eq 'memory';
+		($mem, $ref_losses) = ($r->{step_s}, $r->{losses}) if !defined $mem && $r->{name} eq 'memory';
 		my $what = $r->{skipped} ? "skipped: $r->{skipped}" : $r->{error} ? "failed: $r->{error}" : undef;
 		if ($what) {
 			$what =~ s/\|/\\|/g;
@@ -168,7 +181,8 @@ sub torch_table {
 			fmt('%.2f', defined $r->{peak_device_bytes} ? $r->{peak_device_bytes} / 2**30 : undef),
 			fmt('%.2f', defined $r->{h2d_bytes} ? $r->{h2d_bytes} / 2**30 : undef),
 			fmt('%.2f', defined $r->{d2h_bytes} ? $r->{d2h_bytes} / 2**30 : undef),
-			$r->{name} eq 'memory' ? 'reference' : ($r->{equal_to_memory} ? 'yes' : '**no**'));
+			$r->{name} eq 'memory' ? 'reference' : $r->{equal_to_memory} ? 'yes' :
+				'**no**' . loss_gap($r->{losses}, $ref_losses));
 	}
 	# The goals of issue 24 (deliverable 4), for each dao run that ran.
 	my ($soc) = grep { $_->{name} eq 'save_on_cpu' && $_->{step_s} } @{$t->{runs}};
@@ -184,6 +198,20 @@ sub torch_table {
 	}
 	push @out, '', '**Goals of issue 24** (deliverable 4):', '', @goals if @goals;
 	return (@out, '');
+}
+
+# How far a loss curve is from the reference: the largest relative
+# difference of a step's loss (a CUDA kernel without a deterministic
+# version, under warn_only, makes no two runs equal bit for bit).
+sub loss_gap {
+	my ($l, $ref) = @_;
+	return '' unless ref $l eq 'ARRAY' && ref $ref eq 'ARRAY' && @$l == @$ref && @$l;
+	my $gap = 0;
+	for my $i (0 .. $#$l) {
+		my $d = abs($l->[$i] - $ref->[$i]) / (abs($ref->[$i]) || 1);
+		$gap = $d if $d > $gap;
+	}
+	return sprintf(' (largest relative difference %.1e)', $gap);
 }
 
 # ------------------------------------------------------------- the tables --
@@ -317,7 +345,7 @@ for my $r (grep { $_->{step} eq 'test' } @steps) {
 # Every step, for the time plan.
 my @plan;
 for my $r (@steps) {
-	next if $r->{step} eq 'start';
+	next if $r->{step} eq 'start' || !selected($r->{step});
 	push @plan, sprintf('| %s | %s | %s | %s | %s |', $r->{name}, $r->{status},
 		defined $r->{seconds} ? sprintf('%.1f', $r->{seconds}) : '', $r->{cap_s} // '',
 		$r->{t} // '');
@@ -332,7 +360,13 @@ push @s, 'From one run of `gpu-evidence.sh` (' .
 	"; size $start->{result}{size}), reported on " . strftime('%Y-%m-%d', gmtime) .
 	" by `make gpu-evidence-report`. Raw records: [gpu-evidence/$json_name](gpu-evidence/$json_name)." .
 	($unreadable ? " $unreadable unreadable line(s) of evidence.jsonl were left out." : ''), '';
-if ($info) {
+my @ran = grep { selected($_) } qw(info bandwidth rates row copy test um-experiments torch);
+push @s, 'A partial call: only its steps ' . join(', ', @ran) . ' ran (`DAO_EVIDENCE_STEPS`); ' .
+	'the parts of the others are left out of this section.', '' if %left_out;
+if (!selected('info')) {
+	push @s, "**Machine.** $card" . ($gpu ? '' : ' (as PyTorch names it)') .
+		'; the info step was not among this call\'s steps.', '';
+} elsif ($info) {
 	my $h = $info->{host};
 	push @s, sprintf('**Machine.** %s (compute capability %s), %s; CUDA driver API %s, ' .
 		'runtime %s; %.1f GiB, %.1f GiB free at the start. Host: %d CPUs (%s), %.0f GiB, ' .
@@ -347,8 +381,10 @@ if ($info) {
 }
 push @s, sprintf('The call took %d s of its %d s%s.', $end ? $end->{t} : 0,
 	$start->{result}{deadline_s}, $deadline ? " and was stopped at its deadline ($deadline->{reason})" : ''), '';
-push @s, '**Copies and kernel rates** (dao-gpubw, dao-gpurate).', '', '| measure | figure |', '|---|---|';
-if ($bw) {
+push @s, '**Copies and kernel rates** (dao-gpubw, dao-gpurate).', '', '| measure | figure |', '|---|---|'
+	if selected('bandwidth') || selected('rates');
+if (!selected('bandwidth')) {
+} elsif ($bw) {
 	push @s, sprintf('| pinned host-to-device | %.1f GB/s |', $bw->{h2d_bytes_per_s} / 1e9),
 		sprintf('| pinned device-to-host | %.1f GB/s |', $bw->{d2h_bytes_per_s} / 1e9),
 		sprintf('| both at once | %.1f GB/s |', $bw->{bidir_bytes_per_s} / 1e9),
@@ -356,13 +392,15 @@ if ($bw) {
 } else {
 	push @s, '| copies | ' . why($first{bandwidth}) . ' |';
 }
-if ($rates) {
+if (!selected('rates')) {
+} elsif ($rates) {
 	push @s, map { sprintf("| $_, tile %d | %.2f Tflop/s (%.3f ms) |", $rates->{tile},
 		$rates->{"${_}_flops_per_s"} / 1e12, 1e3 * $rates->{"${_}_seconds"}) } qw(dpotrf dtrsm dsyrk dgemm);
 } else {
 	push @s, '| tile kernels | ' . why($first{rates}) . ' |';
 }
-push @s, '', '**The Cholesky table.** ' . sprintf('Tiles of %s, base budget %s bytes: ', $setup->{tile} // '?',
+push @s, '' if selected('bandwidth') || selected('rates');
+push @s, '**The Cholesky table.** ' . sprintf('Tiles of %s, base budget %s bytes: ', $setup->{tile} // '?',
 	$setup->{base_budget_bytes} // '?') .
 	'at ratio r the device budget is the matrix bytes / r (at 1x the in-memory run is the dao ' .
 	'run). Seconds from the first launch to ' .
@@ -370,21 +408,23 @@ push @s, '', '**The Cholesky table.** ' . sprintf('Tiles of %s, base budget %s b
 	'in-memory run (budget = matrix) of the same matrix and backend (plain UVM against ' .
 	'cuda-managed\'s); "factor = in-memory": the factor hashes are equal; residual: ' .
 	'`--check sample`, bound 30 n eps; daosim: its modeled time on the device file below at ' .
-	'the row\'s budget, policy and lookahead, error = (daosim - measured) / measured.', '', @table, '';
-push @s, '**Goals of issue 23** (deliverable 6):', '', @goals, '';
+	'the row\'s budget, policy and lookahead, error = (daosim - measured) / measured.', '', @table, ''
+	if selected('row');
+push @s, '**Goals of issue 23** (deliverable 6):', '', @goals, '' if selected('row');
 push @s, 'daosim\'s device file, from this run\'s rates:', '', '```', split(/\n/, $device_file), '```', ''
 	if $device_file;
 push @s, "daosim: $sim_note", '' if $sim_note && $device_file;
 push @s, '**CUPTI unified-memory counters** (managed runs, the whole process, warm-up included):', '',
-	'| row | counters |', '|---|---|', (@um ? @um : '| none | no managed row ran |'), '';
+	'| row | counters |', '|---|---|', (@um ? @um : '| none | no managed row ran |'), '' if selected('row');
 push @s, '**dao-bench copy** (write-back and fetch through libdao against memcpy):', '',
 	'| backend | pattern | seconds | GB/s | memcpy GB/s | ratio |', '|---|---|---|---|---|---|',
-	(@copy ? @copy : '| none | not run |||||'), '';
+	(@copy ? @copy : '| none | not run |||||'), '' if selected('copy');
 push @s, '**GPU tests** (tests/gpu, both CUDA backends each; TAP in the raw records):', '',
 	'| test | status | planned | ok | not ok | todo | skipped |', '|---|---|---|---|---|---|---|',
-	(@tests ? @tests : '| none | not reached ||||||'), '';
+	(@tests ? @tests : '| none | not reached ||||||'), '' if selected('test');
 for my $opt (['um-experiments', 'um-experiments.json'], ['torch', 'torch.json']) {
 	my $r = $first{$opt->[0]};
+	next unless selected($opt->[0]);
 	push @s, "**$opt->[0]**: " . ($r ? why($r) : 'not reached') .
 		(-s "$dir/$opt->[1]" ? " ($opt->[1] kept in the raw records)" : '') . '.', '';
 }

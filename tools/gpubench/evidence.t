@@ -9,7 +9,7 @@
 # rewrites a run it has; the hard deadline stops a hung call. TAP.
 set -u
 
-check=${DAO_EVIDENCE_CHECK:?}
+check=$(readlink -f "${DAO_EVIDENCE_CHECK:?}")
 model=$(readlink -f "${DAO_CUDAMODEL_DIR:?}")
 daosim=${DAO_DAOSIM:-build/bin/daosim}
 bundle=$check/bundle
@@ -46,9 +46,11 @@ ok "$(grep -qx 'libopenblas.so.0' "$check/syslibs" && grep -qx 'liblapacke.so.3'
 	"the system libraries travel (OpenBLAS, LAPACKE, gfortran), not CUDA's nor glibc's"
 
 # --- the call -------------------------------------------------------------
+# Run where the device tool runs it, in a folder without this tree's
+# build/: the bundle must find everything in itself.
 t0=$(date +%s)
-OUT=$out DAO_EVIDENCE_SIZE=tiny DAO_CUDA_LIBDIR=$model DAO_EVIDENCE_SECONDS=300 \
-	bash "$bundle/gpu-evidence.sh" >"$check/call.out" 2>&1
+(cd "$check" && OUT=$out DAO_EVIDENCE_SIZE=tiny DAO_CUDA_LIBDIR=$model DAO_EVIDENCE_SECONDS=300 \
+	bash "$bundle/gpu-evidence.sh" >"$check/call.out" 2>&1)
 rc=$?
 t1=$(date +%s)
 ok "$(test $rc = 0; echo $?)" "the call ends with status 0 (took $((t1 - t0)) s here)"
@@ -79,6 +81,12 @@ for step in um-experiments:um-experiments.sh torch:torch-evidence.sh; do
 		("'$want'" eq "ok" || $o[0]{reason} =~ /is not in the bundle/) ? 1 : 0')" = 1 || optional_ok=1
 done
 ok $optional_ok "um-experiments and torch: run where their scripts are in the bundle, else skipped, saying so"
+if [ -f "$bundle/um-experiments.sh" ]; then
+	perl -MJSON::PP -e 'local $/; open(my $f, "<", $ARGV[0]) or exit 1; my $u = decode_json(<$f>);
+		print STDERR "# um-experiments: $_\n" for @{$u->{errors}};
+		exit !(!@{$u->{errors}} && ($u->{probe} || grep { /^probe: / } @{$u->{skipped}}))' "$out/um-experiments.json"
+	ok $? "um-experiments.json: no errors (the bundle's probe, job and CUPTI library found), the probe run or skipped, saying so"
+fi
 ok "$(perl -MJSON::PP -e 'local $/; open(my $f, "<", $ARGV[0]) or exit 1; my $t = decode_json(<$f>);
 	exit !($t->{status} eq "ok" && $t->{runs} || $t->{status} eq "skipped" && $t->{reason} =~ /\S/)' "$out/torch.json"
 	echo $?)" "torch.json: the PyTorch device's run, or why it was skipped: $(head -c 160 "$out/torch.json" 2>/dev/null)"
@@ -126,9 +134,12 @@ report() {
 	perl tools/gpubench/evidence-report.pl --dir "$1" --cuda-md "$check/cuda.md" \
 		--json-dir "$check/evidence-json" --daosim "$daosim" >"$check/report.out" 2>&1
 }
+runs_before=$(grep -c '^### Run of' "$check/cuda.md")
 report "$out"
 ok $? "the report runs"
-section=$(sed -n '/^<!-- gpu-evidence run/,$p' "$check/cuda.md")
+# The section it added: from the last run's marker on (cuda.md has the
+# real runs before it).
+section=$(awk '/^<!-- gpu-evidence run/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
 ok "$(grep -q '^### Run of [0-9-]* [0-9:]* UTC on cudamodel' <<<"$section" &&
 	grep -q '^| ratio | n | backend | run | seconds' <<<"$section"; echo $?)" \
 	"a dated section naming the card, with the Cholesky table"
@@ -161,7 +172,7 @@ cp "$out"/* "$check/later/"
 perl -i -pe 'if ($. == 1) { s/"epoch":(\d+)/"epoch":@{[$1 + 3600]}/; s/T(\d\d):/sprintf("T%02d:", ($1 + 1) % 24)/e }' \
 	"$check/later/evidence.jsonl"
 report "$check/later"
-ok "$(test $? = 0 && test "$(grep -c '^### Run of' "$check/cuda.md")" = 2 &&
+ok "$(test $? = 0 && test "$(grep -c '^### Run of' "$check/cuda.md")" = $((runs_before + 2)) &&
 	cmp -s <(head -c "$(stat -c %s "$check/cuda.md.before")" "$check/cuda.md") "$check/cuda.md.before"
 	echo $?)" "a later run adds a second section after the first, which stays as it was"
 # A run in which the PyTorch device ran (the files of one more hour later,
@@ -177,14 +188,14 @@ cat >"$check/torch/torch.json" <<'JSON'
   {"name": "memory", "step_s": 0.2, "tokens_per_s": 40960, "peak_device_bytes": 8589934592, "h2d_bytes": 0, "d2h_bytes": 0, "losses": [10.4, 10.3]},
   {"name": "save_on_cpu", "step_s": 0.5, "tokens_per_s": 16384, "peak_device_bytes": 5368709120, "h2d_bytes": 3221225472, "d2h_bytes": 3221225472, "equal_to_memory": true},
   {"name": "dao cuda-explicit", "step_s": 0.25, "tokens_per_s": 32768, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": true},
-  {"name": "dao cuda-managed", "step_s": 0.3, "tokens_per_s": 27306, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": false},
+  {"name": "dao cuda-managed", "step_s": 0.3, "tokens_per_s": 27306, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": false, "losses": [10.4, 10.3103]},
   {"name": "dao cuda-managed again", "skipped": "time: 3 s left"}]}
 JSON
 report "$check/torch"
 rc=$?
 section=$(awk '/^### Run of/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
 ok "$(test $rc = 0 && grep -q '^| dao cuda-explicit | 0.250 | 32768 | 1.25x | 4.00 | 2.00 | 1.00 | yes |$' <<<"$section" &&
-	grep -q '^| dao cuda-managed | 0.300 | .* | \*\*no\*\* |$' <<<"$section" &&
+	grep -q '^| dao cuda-managed | 0.300 | .* | \*\*no\*\* (largest relative difference 1.0e-03) |$' <<<"$section" &&
 	grep -q '^| dao cuda-managed again | skipped: time: 3 s left |' <<<"$section" &&
 	grep -q '^- dao cuda-explicit within 1.3x of the in-memory step: \*\*met\*\* (1.25x)$' <<<"$section" &&
 	grep -q '^- dao cuda-managed within 1.3x of the in-memory step: \*\*missed\*\* (1.50x)$' <<<"$section" &&
@@ -202,6 +213,52 @@ ok "$(test "$(records "$check/out-python/evidence.jsonl" '
 	$s->{result}{syslibs} > 5 && $s->{result}{openblas} =~ m{/run/lib/} && @skip > 20 ? 1 : 0')" = 1
 	echo $?)" \
 	"python3 unpacks the libraries where tar cannot; steps without the time left are skipped, saying so"
+# The PyTorch device's build failing on a PyTorch it was never built
+# against: torch.json must carry the compiler's errors, not the tail of
+# the warnings that follow them (a stand-in compiler prints both).
+torch_python=""
+for p in ${DAO_TORCH_PYTHON:-} /usr/bin/python3 python3; do
+	(cd / && "$p" -c 'import torch') >/dev/null 2>&1 && { torch_python=$p; break; }
+done
+if [ -n "$torch_python" ]; then
+	mkdir -p "$check/cxx"
+	cat >"$check/cxx/c++" <<'CXX'
+#!/bin/sh
+echo "/src/x.cpp:10:5: error: no matching function for call to 'c10::Error::Error(std::string&, const char [1])'"
+i=0
+while [ $i -lt 100 ]; do
+	echo "/src/y.cpp:$i:1: warning: possibly dangling reference to a temporary [-Wdangling-reference]"
+	i=$((i + 1))
+done
+exit 1
+CXX
+	chmod +x "$check/cxx/c++"
+	(cd "$check" && CXX=$check/cxx/c++ DAO_TORCH_PYTHON=$torch_python DAO_TORCH_EVIDENCE_CPU=1 \
+		bash "$bundle/torch-evidence.sh" "$check/torch-fail.json" >/dev/null 2>&1)
+	rc=$?
+	json_ok "$check/torch-fail.json" '$j->{status} eq "failed" && $j->{reason} =~ /^the build failed/ &&
+		$j->{log_tail} =~ /^\/src\/x\.cpp:10:5: error: no matching function/'
+	ok "$(test $rc = 1; echo $?)$?" "a failed build: status 1, torch.json's log_tail starts with the compiler's error"
+else
+	echo "ok $((n_test += 1)) - # SKIP no Python with PyTorch here for the stand-in build"
+fi
+
+# A second call that reruns only some kinds of step.
+OUT=$check/out-steps DAO_EVIDENCE_SIZE=tiny DAO_CUDA_LIBDIR=$model DAO_EVIDENCE_SECONDS=120 \
+	DAO_EVIDENCE_STEPS=info,um-experiments bash "$bundle/gpu-evidence.sh" >/dev/null 2>&1
+ok "$(test "$(records "$check/out-steps/evidence.jsonl" '
+	my @ran = map { $_->{name} } grep { $_->{step} !~ /^(start|setup|end)$/ && $_->{status} ne "skipped" } @r;
+	my @other = grep { $_->{status} eq "skipped" && $_->{reason} eq "not in DAO_EVIDENCE_STEPS (info,um-experiments)" } @r;
+	"@ran" eq "info um-experiments" && @other > 20 ? 1 : 0')" = 1; echo $?)" \
+	"DAO_EVIDENCE_STEPS=info,um-experiments runs those two; every other step is skipped, saying why"
+perl tools/gpubench/evidence-report.pl --dir "$check/out-steps" --cuda-md "$check/cuda.md" \
+	--json-dir "$check/evidence-json-steps" --daosim "$daosim" >"$check/report-steps.out" 2>&1
+rc=$?
+section=$(awk '/^<!-- gpu-evidence run/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
+ok "$(test $rc = 0 && grep -q '^A partial call: only its steps info, um-experiments ran' <<<"$section" &&
+	grep -q '^\*\*Machine.\*\* cudamodel' <<<"$section" && grep -q '^\*\*um-experiments\*\*: ok' <<<"$section" &&
+	! grep -Eq 'Cholesky table|^\*\*torch\*\*|dao-bench copy|GPU tests|^\| row ' <<<"$section"; echo $?)" \
+	"its report says it was partial and leaves out the parts of the steps it did not run"
 # A setup that hangs (a tar that never returns): the deadline stops it all.
 mkdir -p "$check/hang"
 printf '#!/bin/sh\necho $$ >%s/pid\nexec sleep 300\n' "$check/hang" >"$check/hang/tar"

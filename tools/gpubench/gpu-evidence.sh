@@ -87,7 +87,10 @@
 #
 # Environment: OUT (required), DAO_EVIDENCE_SECONDS, DAO_EVIDENCE_SIZE
 # (full | tiny), DAO_EVIDENCE_ROWS (rows to run, "RATIO BACKEND VARIANT"
-# separated by commas; default the table), DAO_CUDA_LIBDIR (the CUDA
+# separated by commas; default the table), DAO_EVIDENCE_STEPS (the kinds of
+# step to run, separated by commas, from info, bandwidth, rates, row, copy,
+# test, um-experiments, torch; default all; the others are recorded as
+# skipped: a second call on the same card reruns only what failed), DAO_CUDA_LIBDIR (the CUDA
 # libraries, default /usr/local/cuda/lib64), DAO_CUPTI_DIR (default: looked
 # for), DAO_EVIDENCE_UNPACK (python: unpack with python3's tarfile, as when
 # tar or gzip is missing).
@@ -371,6 +374,14 @@ run_one_step() {
 run_step() {
 	local kind=$1 name=$2 cap=$3 left t0 t1 rc status reason=null result
 	shift 3
+	case ,${DAO_EVIDENCE_STEPS:-$kind}, in
+	*,"$kind",*) ;;
+	*)
+		log "== [$(elapsed) s] $name: skipped, not in DAO_EVIDENCE_STEPS ($DAO_EVIDENCE_STEPS)"
+		record "{\"step\":\"$kind\",\"name\":$(json_str "$name"),\"status\":\"skipped\",\"reason\":$(json_str "not in DAO_EVIDENCE_STEPS ($DAO_EVIDENCE_STEPS)"),\"cap_s\":$cap,\"t\":$(elapsed)}"
+		return
+		;;
+	esac
 	left=$((DAO_EVIDENCE_DEADLINE - reserve - $(now)))
 	if [ "$left" -lt "$cap" ]; then
 		log "== [$(elapsed) s] $name: skipped, needs up to $cap s, $left s left"
@@ -505,7 +516,7 @@ outer() {
 	DAO_EVIDENCE_WORK=$(mktemp -d)
 	export OUT DAO_EVIDENCE_START DAO_EVIDENCE_DEADLINE DAO_EVIDENCE_WORK
 	work=$DAO_EVIDENCE_WORK
-	record "{\"step\":\"start\",\"name\":\"start\",\"status\":\"ok\",\"t\":0,\"result\":{\"date\":$(json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)"),\"epoch\":$DAO_EVIDENCE_START,\"deadline_s\":$((DAO_EVIDENCE_DEADLINE - DAO_EVIDENCE_START)),\"size\":\"$size\",\"host\":$(json_str "$(uname -n)")}}"
+	record "{\"step\":\"start\",\"name\":\"start\",\"status\":\"ok\",\"t\":0,\"result\":{\"date\":$(json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)"),\"epoch\":$DAO_EVIDENCE_START,\"deadline_s\":$((DAO_EVIDENCE_DEADLINE - DAO_EVIDENCE_START)),\"size\":\"$size\",\"steps\":$(json_str "${DAO_EVIDENCE_STEPS:-all}"),\"host\":$(json_str "$(uname -n)")}}"
 	log "gpu-evidence: $(date -u), deadline in $((DAO_EVIDENCE_DEADLINE - DAO_EVIDENCE_START)) s, size $size"
 	if command -v setsid >/dev/null; then
 		setsid bash "$self" --inner </dev/null >>"$OUT/log.txt" 2>&1 &

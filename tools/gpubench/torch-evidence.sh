@@ -133,7 +133,14 @@ printf '%s\n' "$src"/torch/csrc/*.cpp |
 		bash -c 'f={}; o=$work/obj/$(basename "${f%.cpp}").o; "$cxx" "$@" -c "$f" -o "$o" >"$o.log" 2>&1 ||
 			{ cat "$o.log"; exit 1; }' _ "${flags[@]}" >"$work/build.log" 2>&1
 rc=$?
-[ $rc = 0 ] || finish failed "the build failed (status $rc$([ $rc = 124 ] && echo ': out of time'))" "$work/build.log"
+if [ $rc != 0 ]; then
+	# A PyTorch these sources were never built against fails with many
+	# files' warnings after the errors: the errors, each with the lines
+	# the compiler adds under it, are what the report needs.
+	grep -E -A 3 '(^|: )(fatal )?error[: ]' "$work/build.log" | head -c 2900 >"$work/build.errors"
+	[ -s "$work/build.errors" ] || cp "$work/build.log" "$work/build.errors"
+	finish failed "the build failed (status $rc$([ $rc = 124 ] && echo ': out of time'))" "$work/build.errors"
+fi
 "$cxx" -shared -o "$work/pkg/dao_torch/_C$(conf TORCH_EXT_SUFFIX)" "$work"/obj/*.o \
 	-L"$work/lib" -ldao -Wl,-rpath,"$work/lib" -L"$(conf TORCH_LIBDIR)" -Wl,-rpath,"$(conf TORCH_LIBDIR)" \
 	"${cuda_libs[@]}" -ltorch -ltorch_cpu -lc10 >>"$work/build.log" 2>&1 ||

@@ -33,9 +33,10 @@
 # Environment:
 #   DAO_EVIDENCE_DEADLINE  epoch seconds by which to be done (default: now + 300)
 #   DAO_UM_BIN, DAO_UM_LIB the folder of dao-umprobe and dao-cholesky, and of
-#                          libdao-umtrace.so (unset: beside this script, its
-#                          ../bin and ../lib, then build/bin and build/lib;
-#                          set but empty: none)
+#                          libdao-umtrace.so (unset: DAO_EVIDENCE_BIN and
+#                          its ../lib, then beside this script, its bin/ and
+#                          lib/, its ../bin and ../lib, then build/bin and
+#                          build/lib; set but empty: none)
 #   DAO_UM_PROBE_MIB       the probe's buffers (default 256)
 #   DAO_UM_BUDGET, DAO_UM_TILE, DAO_UM_RATIO  the matrix: RATIO times the
 #                          budget (defaults 1G, 2048, 2 when dao-cholesky has
@@ -71,8 +72,11 @@ find_in() { # NAME DIR...: the first DIR/NAME that exists
 	return 1
 }
 # DAO_UM_BIN or DAO_UM_LIB set, even empty, is the only place looked in.
-bins=("$here" "$here/../bin" build/bin)
-libs=("$here" "$here/../lib" build/lib)
+# In the prepared call: the runnable copy of the bundle's bin/ that
+# gpu-evidence.sh made (DAO_EVIDENCE_BIN, its libraries in ../lib), then
+# the bundle's own bin/ and lib/ beside this script; in the tree, build/.
+bins=(${DAO_EVIDENCE_BIN:+"$DAO_EVIDENCE_BIN"} "$here" "$here/bin" "$here/../bin" build/bin)
+libs=(${DAO_EVIDENCE_BIN:+"$DAO_EVIDENCE_BIN/../lib"} "$here" "$here/lib" "$here/../lib" build/lib)
 [ -n "${DAO_UM_BIN+set}" ] && bins=("$DAO_UM_BIN")
 [ -n "${DAO_UM_LIB+set}" ] && libs=("$DAO_UM_LIB")
 probe=$(find_in dao-umprobe "${bins[@]}")
