@@ -24,6 +24,7 @@ import os
 import platform
 import sys
 import time
+import traceback
 
 import torch
 
@@ -93,7 +94,8 @@ def train(cfg, data, device, where, hooks=None, on_dao=False):
     """Steps on `device`; the first is a warm-up outside the times. Returns
     the losses and the seconds of each step (each ends with its loss on the
     CPU, which waits for everything the step queued)."""
-    import dao_torch
+    if on_dao:
+        import dao_torch
     torch.manual_seed(0)
     model = GPT(**cfg).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
@@ -130,6 +132,13 @@ class _nothing:
 
     def __exit__(self, *a):
         return False
+
+
+def where_raised(e):
+    """The last frames of an exception's traceback, innermost last: which
+    line of the model or of PyTorch raised it."""
+    return [fs.filename.rsplit("/", 2)[-1] + ":%d %s" % (fs.lineno, fs.name)
+            for fs in traceback.extract_tb(e.__traceback__)[-6:]]
 
 
 def summary(name, cfg, losses, times, **extra):
@@ -187,7 +196,14 @@ def main():
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.backends.cudnn.benchmark = False
     data = batches(cfg, args.steps)
-    import dao_torch
+    # When dao_torch is imported matters to PyTorch's autograd engine
+    # (Documentation/torch.md, "CUDA beside dao"). On cuda: after the plain
+    # runs, since from PyTorch 2.8 a named PrivateUse1 backend becomes the
+    # process's accelerator and a CUDA backward then fails in the engine
+    # (pytorch/pytorch#161129). On the CPU: before the first backward, the
+    # moment the engine counts the devices it keeps a queue for.
+    if where == "cpu":
+        import dao_torch
 
     # 1. Plain PyTorch, everything in memory: the reference curve and peak.
     t0 = time.time()
@@ -200,7 +216,7 @@ def main():
     try:
         ref, times = train(cfg, data, where, where)
     except Exception as e:  # noqa: BLE001 - recorded: nothing compares without it
-        res.add(dict(name="memory", error="%s: %s" % (type(e).__name__, e)))
+        res.add(dict(name="memory", error="%s: %s" % (type(e).__name__, e), where=where_raised(e)))
         return 1
     if where == "cuda":
         peak = torch.cuda.max_memory_allocated()
@@ -233,6 +249,7 @@ def main():
                         h2d_bytes=moved, d2h_bytes=moved, seconds=time.time() - t0))
 
     # 3. dao at the budget, on each backend.
+    import dao_torch
     backends = (args.backends or ("host" if where == "cpu" else "cuda-explicit,cuda-managed")).split(",")
     for be in backends:
         name = "dao " + be
@@ -261,7 +278,7 @@ def main():
         except Exception as e:  # noqa: BLE001 - recorded, the next run goes on
             if dao_torch.is_open():
                 dao_torch.close()
-            res.add(dict(name=name, error="%s: %s" % (type(e).__name__, e)))
+            res.add(dict(name=name, error="%s: %s" % (type(e).__name__, e), where=where_raised(e)))
             continue
         run = summary(name, cfg, losses, times, equal_to_memory=losses == ref,
                       peak_device_bytes=st["peak_device_bytes"], budget_bytes=st["budget_bytes"],

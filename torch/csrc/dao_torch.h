@@ -26,6 +26,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/Allocator.h>
+#include <c10/util/Optional.h> /* c10::optional: 2.x headers no longer bring it */
 #include <c10/util/SmallVector.h>
 #include <torch/csrc/api/include/torch/version.h>
 
@@ -41,6 +42,13 @@
 #include <vector>
 
 /* PyTorch 2.3 made Allocator::allocate non-const and added copy_data. */
+/* PyTorch 2.8 and later: the PrivateUse1 hooks (device.cpp) in the shape
+ * 2.8 to 2.11 declare (every method const). */
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
+#define DAO_TORCH_HOOKS 1
+#else
+#define DAO_TORCH_HOOKS 0
+#endif
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
 #define DAO_TORCH_ALLOCATE_CONST
 #else

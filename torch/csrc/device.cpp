@@ -9,6 +9,10 @@
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
+#if DAO_TORCH_HOOKS
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -406,10 +410,47 @@ struct DaoGuard final : c10::impl::DeviceGuardImplInterface {
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, DaoGuard);
 
+#if DAO_TORCH_HOOKS
+/* What PyTorch 2 asks the PrivateUse1 device beyond its guard: from 2.8 a
+ * named PrivateUse1 backend is the process's accelerator, and autograd and
+ * the lazy device initialisation call these for it (none registered: every
+ * backward on the device fails, "Please register PrivateUse1HooksInterface").
+ * The dao device always exists (libdao opens on demand); its random
+ * operators draw from the CPU generator in program order (rng.cpp), so
+ * that is its default generator. Pinned host memory is not dao's to give:
+ * getPinnedMemoryAllocator keeps PyTorch's "not implemented" error. */
+struct DaoHooks final : at::PrivateUse1HooksInterface {
+	bool isBuilt() const override
+	{
+		return true;
+	}
+	bool isAvailable() const override
+	{
+		return true;
+	}
+	bool hasPrimaryContext(c10::DeviceIndex) const override
+	{
+		return true;
+	}
+	const at::Generator &getDefaultGenerator(c10::DeviceIndex) const override
+	{
+		return at::detail::getDefaultCPUGenerator();
+	}
+	at::Device getDeviceFromPtr(void *) const override
+	{
+		return dao_device();
+	}
+};
+#endif
+
 struct RegisterAllocator {
 	RegisterAllocator()
 	{
 		c10::SetAllocator(c10::DeviceType::PrivateUse1, &g_allocator);
+#if DAO_TORCH_HOOKS
+		if (!at::isPrivateUse1HooksRegistered())
+			at::RegisterPrivateUse1HooksInterface(new DaoHooks);
+#endif
 	}
 } g_register_allocator;
 

@@ -49,6 +49,15 @@ std::string what_of(const std::exception_ptr &e)
 	}
 }
 
+/* The error a checker's finding raises in the job, at the wait that sees
+ * it. Built from a source location: the one constructor of c10::Error that
+ * every PyTorch from 1.13 to 2.11 has (the base one's backtrace turned from
+ * a string into a lazy value in 2.x). */
+c10::Error checker_error(const std::string &msg)
+{
+	return c10::Error(c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, msg);
+}
+
 /* The checker's fingerprint of an operand's bytes. */
 uint64_t checksum(const void *p, uint64_t n)
 {
@@ -154,7 +163,7 @@ int kernel_entry(const dao_kernel_args *args)
 				  "', which its schema (and dao's corrections) declare read-only";
 		record_failure("checker: " + msg);
 		if (l->waited && !l->error)
-			l->error = std::make_exception_ptr(c10::Error(msg, ""));
+			l->error = std::make_exception_ptr(checker_error(msg));
 		rc = l->waited ? 0 : 1;
 	}
 	if (rc == 0 && rng_before.defined() && !rng_before.equal(default_generator_state())) {
@@ -162,7 +171,7 @@ int kernel_entry(const dao_kernel_args *args)
 				  " drew from the default generator, which dao's table of random operators does not say";
 		record_failure("checker: " + msg);
 		if (l->waited && !l->error)
-			l->error = std::make_exception_ptr(c10::Error(msg, ""));
+			l->error = std::make_exception_ptr(checker_error(msg));
 		rc = l->waited ? 0 : 1;
 	}
 	l->done.store(true, std::memory_order_release);

@@ -9,6 +9,7 @@
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/ExpandUtils.h>
+#include <c10/util/string_view.h> /* c10::string_view: 2.x headers no longer bring it */
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
