@@ -197,6 +197,47 @@ sub torch_table {
 				($r->{peak_device_bytes} // 0) / 2**30, ($soc->{peak_device_bytes} // 0) / 2**30));
 	}
 	push @out, '', '**Goals of issue 24** (deliverable 4):', '', @goals if @goals;
+	return (@out, '', torch_replays($t));
+}
+
+# daosim's replay of each dao run's trace (traces.tar, torch-BACKEND.trace)
+# on this run's device file, at the run's budget, policy and lookahead,
+# against the run's measured steps: every step, the first's warm-up and the
+# model's copy to the device included, as the trace has them.
+sub torch_replays {
+	my ($t) = @_;
+	my @runs = grep { $_->{trace} && $_->{step_times} } @{$t->{runs}};
+	return () unless @runs;
+	return ('daosim did not replay the PyTorch runs\' traces: no device file (the bandwidth, ' .
+		'rates or info step did not run in this call).', '') unless $device_file;
+	my @out = ('**daosim on the PyTorch runs** (their traces replayed on the device file below at ' .
+		'the run\'s budget, policy and lookahead; all steps, the warm-up and the model\'s copy ' .
+		'to the device included):', '', '| run | steps | measured s | daosim s | error | h2d GiB ' .
+		'measured / daosim | d2h GiB measured / daosim |', '|---|---|---|---|---|---|---|');
+	for my $r (@runs) {
+		my $trace = "$tmp/traces/$r->{trace}";
+		my $measured = 0;
+		$measured += $_ for @{$r->{step_times}};
+		unless (-s $trace) {
+			push @out, "| $r->{name} | $r->{trace} is not in traces.tar ||||||";
+			next;
+		}
+		my $cmd = sprintf('"%s" --json --device "%s" --time-bound-limit 0 --budget %d --policy %s ' .
+			'--lookahead %d "%s" 2>"%s/sim.err"', $daosim, "$tmp/device", $r->{budget_bytes},
+			$r->{policy} // 'dao', $r->{lookahead} // 64, $trace, $tmp);
+		my $s = eval { $json->decode(scalar `$cmd`) };
+		my $p = $? == 0 && $s ? $s->{traces}[0]{policies}[0] : undef;
+		unless ($p) {
+			(my $err = slurp("$tmp/sim.err") // '') =~ s/\s+/ /g;
+			push @out, "| $r->{name} | daosim failed: $err ||||||";
+			next;
+		}
+		my $sim = $p->{modeled_ns} / 1e9;
+		push @out, sprintf('| %s | %d | %.3f | %.3f | %+.1f%% | %.2f / %.2f | %.2f / %.2f |', $r->{name},
+			scalar @{$r->{step_times}}, $measured, $sim, 100 * ($sim - $measured) / $measured,
+			$r->{h2d_bytes} / 2**30, ($p->{h2d_bytes} // 0) / 2**30, $r->{d2h_bytes} / 2**30,
+			($p->{d2h_bytes} // 0) / 2**30);
+	}
 	return (@out, '');
 }
 

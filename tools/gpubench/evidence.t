@@ -187,10 +187,19 @@ cat >"$check/torch/torch.json" <<'JSON'
  "runs": [
   {"name": "memory", "step_s": 0.2, "tokens_per_s": 40960, "peak_device_bytes": 8589934592, "h2d_bytes": 0, "d2h_bytes": 0, "losses": [10.4, 10.3]},
   {"name": "save_on_cpu", "step_s": 0.5, "tokens_per_s": 16384, "peak_device_bytes": 5368709120, "h2d_bytes": 3221225472, "d2h_bytes": 3221225472, "equal_to_memory": true},
-  {"name": "dao cuda-explicit", "step_s": 0.25, "tokens_per_s": 32768, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": true},
-  {"name": "dao cuda-managed", "step_s": 0.3, "tokens_per_s": 27306, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": false, "losses": [10.4, 10.3103]},
+  {"name": "dao cuda-explicit", "step_s": 0.25, "tokens_per_s": 32768, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": true,
+   "budget_bytes": 1048576, "policy": "dao", "lookahead": 64, "step_times": [0.25, 0.25], "trace": "torch-cuda-explicit.trace"},
+  {"name": "dao cuda-managed", "step_s": 0.3, "tokens_per_s": 27306, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": false, "losses": [10.4, 10.3103],
+   "budget_bytes": 1048576, "policy": "dao", "lookahead": 64, "step_times": [0.3, 0.3], "trace": "torch-cuda-managed.trace"},
   {"name": "dao cuda-managed again", "skipped": "time: 3 s left"}]}
 JSON
+# A trace for the cuda-explicit run (one of the rows', renamed); none for
+# the managed one.
+mkdir -p "$check/torch/t"
+first=$(tar -tf "$check/torch/traces.tar" | head -1)
+tar -C "$check/torch/t" -xf "$check/torch/traces.tar" "$first" &&
+	mv "$check/torch/t/$first" "$check/torch/t/torch-cuda-explicit.trace" &&
+	tar -C "$check/torch/t" -rf "$check/torch/traces.tar" torch-cuda-explicit.trace
 report "$check/torch"
 rc=$?
 section=$(awk '/^### Run of/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
@@ -201,6 +210,9 @@ ok "$(test $rc = 0 && grep -q '^| dao cuda-explicit | 0.250 | 32768 | 1.25x | 4.
 	grep -q '^- dao cuda-managed within 1.3x of the in-memory step: \*\*missed\*\* (1.50x)$' <<<"$section" &&
 	grep -q '^- dao cuda-explicit faster than save_on_cpu: \*\*met\*\*' <<<"$section"; echo $?)" \
 	"torch.json becomes the PyTorch device's table and the goals of issue 24, each met or missed"
+ok "$(grep -Eq '^\| dao cuda-explicit \| 2 \| 0\.500 \| [0-9.]+ \| [+-][0-9.]+% \| 2\.00 / [0-9.]+ \| 1\.00 / [0-9.]+ \|$' <<<"$section" &&
+	grep -q '^| dao cuda-managed | torch-cuda-managed.trace is not in traces.tar |' <<<"$section"; echo $?)" \
+	"daosim replays a PyTorch run's trace on the call's device file beside its measured steps; a missing trace is said"
 
 # --- the loader's fallback and the deadline ---------------------------------
 # 24 s: what setup leaves, less the 5 s kept for the end, is below every

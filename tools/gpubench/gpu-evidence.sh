@@ -64,7 +64,8 @@
 #   log.txt         what every step printed, in order
 #   nvidia-smi.txt  nvidia-smi and nvidia-smi -q, when nvidia-smi exists
 #   tests.tap       the GPU tests' TAP, each test headed by its name
-#   traces.tar      the traces of the Cholesky rows (ROW.trace)
+#   traces.tar      the traces of the Cholesky rows (ROW.trace) and of the
+#                   PyTorch runs (torch-BACKEND.trace)
 #   um-experiments.json, torch.json  the optional steps' outputs
 #
 # Contract with the optional pieces (other fragments add them to the

@@ -18,6 +18,8 @@
 #    weights, plain PyTorch in memory, save_on_cpu(pin_memory=True), dao
 #    on cuda-explicit and cuda-managed at the plain step's peak / 2;
 #    gpt.py rewrites OUTFILE after each run, so what finished is kept.
+#    Each dao run's DAO_TRACE (torch-BACKEND.trace) is added to traces.tar
+#    beside OUTFILE.
 # Everything ends by DAO_EVIDENCE_DEADLINE (epoch seconds; default 150 s
 # from now): the build and the run are under `timeout`, and gpt.py skips
 # the runs that would not end in time. DAO_TORCH_EVIDENCE_SIZE (full |
@@ -151,11 +153,26 @@ echo "torch-evidence: built in $build_s s, $(left) s left"
 
 # --- the run --------------------------------------------------------------
 [ "$(left)" -gt 15 ] || finish skipped "time: built in $build_s s, $(left) s left for the run"
-PYTHONPATH=$work/pkg PYTHONDONTWRITEBYTECODE=1 timeout -k 2 "$(($(left) - 2))" \
-	"$python" "$src/torch/bench/gpt.py" "${gpt_args[@]}" --size "$size" --out "$outfile" --deadline "$((deadline - 5))" \
+mkdir -p "$work/traces"
+PYTHONPATH=$work/pkg PYTHONDONTWRITEBYTECODE=1 timeout -k 2 "$(($(left) - 3))" \
+	"$python" "$src/torch/bench/gpt.py" "${gpt_args[@]}" --size "$size" --out "$outfile" --deadline "$((deadline - 6))" \
+	--trace-dir "$work/traces" \
 	--meta "{\"status\":\"ok\",\"build_s\":$build_s,\"compiler\":$(json_str "$("$cxx" --version | head -1)")}" \
 	2>&1 | tee "$work/run.log"
 rc=${PIPESTATUS[0]}
+# The dao runs' traces (torch-BACKEND.trace) join the rows' in traces.tar
+# beside OUTFILE, for daosim (the report replays them on the card's rates).
+traces=()
+for f in "$work/traces"/*.trace; do
+	[ -f "$f" ] && traces+=("$(basename "$f")")
+done
+if [ ${#traces[@]} -gt 0 ]; then
+	tarball=$(dirname "$outfile")/traces.tar
+	append=-cf
+	[ -f "$tarball" ] && append=-rf
+	tar -C "$work/traces" "$append" "$tarball" "${traces[@]}" ||
+		echo "torch-evidence: the traces could not be added to $tarball" >&2
+fi
 if [ "$rc" != 0 ]; then
 	why="gpt.py ended with status $rc$([ "$rc" = 124 ] && echo ': out of time')"
 	# gpt.py's own file keeps the runs that finished: the failure beside them.

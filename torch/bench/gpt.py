@@ -144,7 +144,7 @@ def where_raised(e):
 def summary(name, cfg, losses, times, **extra):
     steady = times[1:] or times
     step = sorted(steady)[len(steady) // 2]
-    return dict(name=name, losses=losses, step_s=step, steps=len(times),
+    return dict(name=name, losses=losses, step_s=step, steps=len(times), step_times=times,
                 tokens_per_s=cfg["batch"] * cfg["seq"] / step, **extra)
 
 
@@ -178,6 +178,8 @@ def main():
     p.add_argument("--out", default=None, help="the JSON result, rewritten after every run")
     p.add_argument("--deadline", type=float, default=0, help="epoch seconds to end by")
     p.add_argument("--meta", default="{}", help="a JSON object merged into the result")
+    p.add_argument("--trace-dir", default=None,
+                   help="write each dao run's DAO_TRACE there (torch-BACKEND.trace), for daosim")
     args = p.parse_args()
     cfg = SIZES[args.size]
     res = Result(args.out, args.deadline)
@@ -270,8 +272,10 @@ def main():
                              "15/16 of the %d bytes free" % (peak, free)))
                 continue
         t0 = time.time()
+        trace = os.path.join(args.trace_dir, "torch-%s.trace" % be) if args.trace_dir else None
         try:
-            dao_torch.open(backend=be, budget=budget, deterministic=True)
+            dao_torch.open(backend=be, budget=budget, deterministic=True, trace=trace)
+            conf = dao_torch.info()
             losses, times = train(cfg, data, dao_torch.device, "dao", on_dao=True)
             st = dao_torch.stats()
             leaked = dao_torch.close()
@@ -284,7 +288,10 @@ def main():
                       peak_device_bytes=st["peak_device_bytes"], budget_bytes=st["budget_bytes"],
                       h2d_bytes=st["h2d_bytes"], d2h_bytes=st["d2h_bytes"], evictions=st["evictions"],
                       stall_ns=st["stall_ns"], waits=st["waits"], leaked=leaked,
-                      seconds=time.time() - t0)
+                      seconds=time.time() - t0, policy=conf["policy"],
+                      lookahead=conf["lookahead"])
+        if trace:
+            run["trace"] = os.path.basename(trace)
         mem = res.doc["runs"][0]["step_s"]
         run["vs_memory"] = run["step_s"] / mem
         res.add(run)

@@ -4,8 +4,9 @@ tools/gpubench/torch-evidence.sh) rehearsed on the CPU: plain PyTorch
 against dao on the host backend at half the step's peak. Its JSON has
 every run, the loss curves equal bit for bit, dao's peak within the
 budget with bytes moved each way, save_on_cpu recorded as skipped with
-the reason (it needs CUDA), and a deadline already past skips the dao
-runs, saying so, with what finished kept."""
+the reason (it needs CUDA), the dao run's trace written where --trace-dir
+says, and a deadline already past skips the dao runs, saying so, with
+what finished kept."""
 import json
 import os
 import subprocess
@@ -28,7 +29,7 @@ def run(out, *extra):
 def main():
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "torch.json")
-        p = run(out)
+        p = run(out, "--trace-dir", d)
         tap.ok(p.returncode == 0, "gpt.py --cpu ends with status 0 %s" % p.stderr[-500:])
         doc = json.load(open(out)) if os.path.exists(out) else {}
         runs = {r["name"]: r for r in doc.get("runs", [])}
@@ -44,6 +45,12 @@ def main():
                and dao.get("step_s", 0) > 0 and dao.get("tokens_per_s", 0) > 0,
                "bytes moved each way (%s, %s), step time and tokens/s, no handle leaked"
                % (dao.get("h2d_bytes"), dao.get("d2h_bytes")))
+        trace = os.path.join(d, dao.get("trace", "none"))
+        head = open(trace).readline() if os.path.exists(trace) else ""
+        tap.ok(dao.get("trace") == "torch-host.trace" and head.startswith("dao-trace ") and
+               len(dao.get("step_times", [])) == 3 and dao.get("policy") == "dao" and dao.get("lookahead", 0) > 0,
+               "--trace-dir: the dao run's trace (%s), its steps' times, policy and lookahead, for daosim"
+               % head.strip())
         tap.ok("CUDA" in runs.get("save_on_cpu", {}).get("skipped", ""),
                "save_on_cpu skipped, saying why: %s" % runs.get("save_on_cpu"))
         out2 = os.path.join(d, "late.json")
