@@ -112,6 +112,70 @@ fail("$json_dir/$json_name exists already") if -e "$json_dir/$json_name";
 
 # ------------------------------------------------------ daosim, calibrated --
 my $tmp = tempdir(CLEANUP => 1);
+
+sub write_file {
+	my ($path, $text) = @_;
+	open(my $h, '>', $path) or die "$path: $!";
+	print $h $text;
+	close $h or die "$path: $!";
+}
+
+# The rate a trace's kernels run at together: their flops over the time
+# they take at the rates step's measured rate of each (dpotrf, dtrsm,
+# dsyrk, dgemm by name; any other at dgemm's). daosim models one rate per
+# device, and on a card where dpotrf runs at a sixteenth of dgemm's rate
+# dgemm's alone makes it 20-37% fast (the H200 call of 2026-11-27): this
+# flop-weighted harmonic mean gives each row the compute time its own
+# kernels take.
+sub trace_tflops {
+	my ($trace) = @_;
+	my ($flops, $seconds) = (0, 0);
+	open(my $f, '<', $trace) or return undef;
+	while (my $line = <$f>) {
+		next unless $line =~ /^k (\S+) (\d+) /;
+		my $rate = $rates->{"${1}_flops_per_s"} || $rates->{dgemm_flops_per_s};
+		$flops += $2;
+		$seconds += $2 / $rate;
+	}
+	close $f;
+	return $seconds > 0 ? $flops / $seconds / 1e12 : undef;
+}
+
+# The managed backend's copies are the driver's migrations: its rates are
+# those um-experiments' probe measured in the same call (the median of its
+# prefetch-to-device and of its prefetch-to-host steps), not the copy
+# engine's. undef when the call has no probe.
+sub managed_rates {
+	my $u = eval { $json->decode(slurp("$dir/um-experiments.json") // '') };
+	return undef unless ref $u eq 'HASH' && ref $u->{probe} eq 'HASH' && ref $u->{probe}{steps} eq 'ARRAY';
+	my %by;
+	push @{$by{$_->{name}}}, $_->{gb_per_s} for grep { $_->{name} && $_->{gb_per_s} } @{$u->{probe}{steps}};
+	my $median = sub {
+		my @v = sort { $a <=> $b } @{$_[0] // []};
+		return @v ? $v[$#v / 2] * 1e9 : undef;
+	};
+	my ($h2d, $d2h) = ($median->($by{'prefetch-to-device'}), $median->($by{'prefetch-to-host'}));
+	return $h2d && $d2h ? { h2d => $h2d, d2h => $d2h } : undef;
+}
+
+# A row's device file: the call's, with the trace's own tflops and, for a
+# managed row, the migration rates.
+my $row_devices = 0;
+sub row_device {
+	my ($trace, $um) = @_;
+	my $text = slurp("$tmp/device");
+	my $tf = trace_tflops($trace);
+	$text =~ s/^tflops .*$/sprintf("tflops     %.6g   # this trace's kernels at their measured rates", $tf)/me
+		if $tf;
+	if ($um) {
+		$text =~ s/^h2d_gbps .*$/sprintf("h2d_gbps   %.6g   # managed: prefetch to the device", $um->{h2d} \/ 1e9)/me;
+		$text =~ s/^d2h_gbps .*$/sprintf("d2h_gbps   %.6g   # managed: prefetch to the host", $um->{d2h} \/ 1e9)/me;
+	}
+	my $path = "$tmp/device." . ++$row_devices;
+	write_file($path, $text);
+	return $path;
+}
+
 my ($device_file, %modeled, $sim_note);
 if ($bw && $rates && $gpu) {
 	(my $name = "measured-$slug") =~ s/^(.{31}).*/$1/;
@@ -127,17 +191,20 @@ if ($bw && $rates && $gpu) {
 		sprintf("memory_gib %.6g\n", $gpu->{total_bytes} / 2**30),
 		sprintf("# not modeled: both directions at once, %.6g GB/s measured\n",
 			$bw->{bidir_bytes_per_s} / 1e9));
-	open(my $h, '>', "$tmp/device") or die;
-	print $h $device_file;
-	close $h;
+	write_file("$tmp/device", $device_file);
 	mkdir "$tmp/traces";
 	system('tar', '-C', "$tmp/traces", '-xf', "$dir/traces.tar") if -s "$dir/traces.tar";
+	my $um = managed_rates();
+	$device_file .= "# each row: tflops from its own trace's kernels at their measured rates\n";
+	$device_file .= sprintf("# managed rows: h2d_gbps %.6g, d2h_gbps %.6g (um-experiments' prefetches)\n",
+		$um->{h2d} / 1e9, $um->{d2h} / 1e9) if $um;
 	for my $key (sort keys %rows) {
 		my $r = $rows{$key}{result};
 		next unless $rows{$key}{status} eq 'ok' && $r && $r->{trace} && $r->{cholesky};
 		my $c = $r->{cholesky};
 		next unless -s "$tmp/traces/$r->{trace}";
-		my $out = `"$daosim" --json --device "$tmp/device" --time-bound-limit 0 --budget $c->{budget_bytes} --policy $c->{policy} --lookahead $c->{lookahead} "$tmp/traces/$r->{trace}" 2>"$tmp/sim.err"`;
+		my $dev = row_device("$tmp/traces/$r->{trace}", $key =~ /cuda-managed/ ? $um : undef);
+		my $out = `"$daosim" --json --device "$dev" --time-bound-limit 0 --budget $c->{budget_bytes} --policy $c->{policy} --lookahead $c->{lookahead} "$tmp/traces/$r->{trace}" 2>"$tmp/sim.err"`;
 		my $s = eval { $json->decode($out) };
 		if ($? == 0 && $s) {
 			$modeled{$key} = $s->{traces}[0]{policies}[0]{modeled_ns} / 1e9;

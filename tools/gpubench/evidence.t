@@ -171,10 +171,23 @@ mkdir -p "$check/later"
 cp "$out"/* "$check/later/"
 perl -i -pe 'if ($. == 1) { s/"epoch":(\d+)/"epoch":@{[$1 + 3600]}/; s/T(\d\d):/sprintf("T%02d:", ($1 + 1) % 24)/e }' \
 	"$check/later/evidence.jsonl"
+# ... whose um-experiments ran its probe: managed rows replay at its
+# migration rates (the medians of prefetch-to-device and -to-host).
+cat >"$check/later/um-experiments.json" <<'UM'
+{"errors": [], "skipped": [], "probe": {"steps": [
+ {"name": "prefetch-to-device", "gb_per_s": 40.0}, {"name": "prefetch-to-host", "gb_per_s": 10.0},
+ {"name": "prefetch-to-device", "gb_per_s": 44.0}, {"name": "prefetch-to-host", "gb_per_s": 12.0},
+ {"name": "prefetch-to-host", "gb_per_s": 11.0}]}, "runs": {}}
+UM
 report "$check/later"
 ok "$(test $? = 0 && test "$(grep -c '^### Run of' "$check/cuda.md")" = $((runs_before + 2)) &&
 	cmp -s <(head -c "$(stat -c %s "$check/cuda.md.before")" "$check/cuda.md") "$check/cuda.md.before"
 	echo $?)" "a later run adds a second section after the first, which stays as it was"
+later=$(awk '/^<!-- gpu-evidence run/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
+ok "$(grep -q '^# each row: tflops from its own trace.s kernels at their measured rates$' <<<"$later" &&
+	grep -q '^# managed rows: h2d_gbps 40, d2h_gbps 11 (um-experiments. prefetches)$' <<<"$later" &&
+	! grep -q '^# managed rows' <<<"$section"; echo $?)" \
+	"daosim replays each row at its trace's own kernel rates, managed rows at the probe's migration rates when it ran"
 # A run in which the PyTorch device ran (the files of one more hour later,
 # torch.json as gpt.py writes it): its table and the goals of issue 24.
 mkdir -p "$check/torch"
