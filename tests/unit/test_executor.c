@@ -427,6 +427,65 @@ static void test_iterations(void)
 	       "and the results are the expected counts");
 }
 
+/*
+ * The iteration predictor (a record is next used at the offset it was
+ * first used at in the last iteration) is trusted only after an iteration
+ * in which it was right for at least half the records it could be checked
+ * on: a job that repeats itself keeps it, one whose iterations rotate
+ * their buffers (each takes the next buffer's place) drops it, and the
+ * results are the same either way. Seen in its debug line.
+ */
+static void predictor_job(int rotate, char *log, size_t cap, unsigned char got[6][KB])
+{
+	enum { N = 6, ITERS = 4 };
+	dao_config cfg = test_config(2 * KB, DAO_POLICY_DAO, 2, DAO_CONFIG_PRIVATE);
+	struct test_capture cap_err;
+	dao_ctx ctx;
+	dao_buf b[N];
+
+	cfg.log_level = DAO_LOG_DEBUG;
+	test_capture_start(&cap_err);
+	TEST_TRY(dao_open(&cfg, &ctx));
+	for (int i = 0; i < N; i++) {
+		unsigned char init[KB];
+
+		memset(init, i, sizeof(init));
+		b[i] = test_buffer(ctx, KB);
+		TEST_TRY(dao_write(ctx, b[i], 0, init, KB));
+	}
+	for (int it = 0; it < ITERS; it++) {
+		for (int i = 0; i < N; i++) {
+			dao_operand op = { b[(i + rotate * it) % N], DAO_RW };
+
+			TEST_TRY(dao_launch(ctx, inc_kernel, NULL, &op, 1));
+		}
+		TEST_TRY(dao_iteration(ctx));
+	}
+	for (int i = 0; i < N; i++)
+		TEST_TRY(dao_read(ctx, b[i], 0, got[i], KB));
+	TEST_TRY(dao_close(ctx, NULL));
+	test_capture_stop(&cap_err, log, cap);
+}
+
+static void test_predictor_verdict(void)
+{
+	static char log[2][16384];
+	unsigned char got[2][6][KB];
+	bool counts = true;
+
+	predictor_job(0, log[0], sizeof(log[0]), got[0]);
+	predictor_job(1, log[1], sizeof(log[1]), got[1]);
+	tap_ok(strstr(log[0], "the iteration predictor was right for 6 of 6 records: trusted") &&
+		       !strstr(log[0], "not trusted"),
+	       "a job that repeats itself: the predictor is right and trusted");
+	tap_ok(strstr(log[1], "the iteration predictor was right for 0 of 6 records: not trusted") &&
+		       !strstr(log[1], ": trusted"),
+	       "a job whose iterations rotate their buffers: wrong, and not trusted");
+	for (int i = 0; i < 6; i++)
+		counts &= got[0][i][0] == i + 4 && got[1][i][KB - 1] == i + 4;
+	tap_ok(counts && !memcmp(got[0], got[1], sizeof(got[0])), "the results are the same either way");
+}
+
 int main(void)
 {
 	test_clear_env();
@@ -438,6 +497,7 @@ int main(void)
 	test_zero_byte();
 	test_exact_budget();
 	test_iterations();
+	test_predictor_verdict();
 	tap_plan_done();
 	return tap_exit();
 }

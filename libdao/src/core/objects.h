@@ -313,6 +313,15 @@ struct dev_residency {
 	uint64_t iter_no;
 	uint64_t iter_start;
 	uint64_t prev_iter_len; /* 0 until one iteration completed */
+	/* The iteration predictor (victim.c: a record's next use at the
+	 * offset of its first use in the last iteration) is trusted for an
+	 * iteration only if it was right in the one before for at least half
+	 * the records it could be checked on: those used in both, first used
+	 * at the same offset (residency.c). Where iterations rotate their
+	 * buffers (a time step reads what the last one wrote) its guesses
+	 * are wrong, and no guess ranks such records better. */
+	uint64_t predict_checked, predict_right; /* in the iteration running */
+	bool predict_off;
 	/* Evicting dirty data costs a write-back that evicting clean data
 	 * does not (the backend's clean_evict_copies is false). */
 	bool dirty_costs;

@@ -431,6 +431,12 @@ static void consume(struct device *d, struct op *op, bool pinned)
 			r->uses.tail = NULL;
 		r->last_use = op->seq;
 		forget_ahead(d, r);
+		/* Its first use in this iteration, and it had one in the
+		 * last: was the predictor right about it? */
+		if (r->iter.no + 1 == d->res.iter_no && r->iter.off) {
+			d->res.predict_checked++;
+			d->res.predict_right += op->seq - d->res.iter_start == r->iter.off;
+		}
 		if (r->iter.no != d->res.iter_no || !r->iter.off) {
 			r->iter.no = d->res.iter_no;
 			r->iter.off = op->seq - d->res.iter_start;
@@ -454,12 +460,33 @@ void res_skip(struct device *d, struct op *op)
 	consume(d, op, false);
 }
 
+/* At a mark: trust the iteration predictor for the iteration beginning
+ * if it was right in the one that ended for at least half the records it
+ * could be checked on (none: as before). A change re-ranks every record,
+ * for their keys hold the old verdict's guesses. */
+static void predictor_verdict(struct device *d)
+{
+	uint64_t checked = d->res.predict_checked, right = d->res.predict_right;
+	bool off = checked ? right * 2 < checked : d->res.predict_off;
+
+	d->res.predict_checked = d->res.predict_right = 0;
+	if (checked)
+		dao_dbg("iteration %llu: the iteration predictor was right for %llu of %llu records: %s",
+			(unsigned long long)d->res.iter_no - 1, (unsigned long long)right,
+			(unsigned long long)checked, off ? "not trusted" : "trusted");
+	if (off != d->res.predict_off) {
+		d->res.predict_off = off;
+		victim_rerank(d);
+	}
+}
+
 void res_iteration(struct device *d, struct op *op)
 {
 	if (op->seq > d->res.iter_start)
 		d->res.prev_iter_len = op->seq - d->res.iter_start;
 	d->res.iter_start = op->seq;
 	d->res.iter_no++;
+	predictor_verdict(d);
 	ask_iteration(d, op);
 }
 

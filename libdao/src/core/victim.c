@@ -37,7 +37,7 @@ next_use_unqueued(struct device *d, struct rec *r, bool *predicted)
 {
 	if (r->released)
 		return POLICY_USE_DEAD; /* waiting for its free */
-	if (d->res.prev_iter_len && r->iter.no == d->res.iter_no) {
+	if (d->res.prev_iter_len && r->iter.no == d->res.iter_no && !d->res.predict_off) {
 		uint64_t p = d->res.iter_start + d->res.prev_iter_len + r->iter.off;
 
 		if (p > d->q.now_seq) {
