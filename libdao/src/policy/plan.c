@@ -50,6 +50,11 @@ struct plan_state {
 	uint64_t mark_max_id;     /* the largest id named before it */
 	struct plan *follow;      /* followed since the last mark; NULL: none */
 	bool departed;            /* from follow, since the last mark */
+	/* A record was keyed by a plan since core last re-ranked them all:
+	 * only then does leaving the plan change the order (a re-rank costs
+	 * the keys of records core predicts from the last iteration, which it
+	 * cannot work out again until they are used). */
+	bool keyed;
 	size_t cursor;            /* follow's next op expected */
 	uint64_t *bound;          /* per buffer of follow it created: the record now (0: none yet) */
 	struct plan_map fresh;    /* those records -> buffer */
@@ -210,6 +215,15 @@ static bool agrees(struct plan_state *s, uint64_t seq, enum policy_op_kind kind,
 	return true;
 }
 
+/* What leaving the plan asks of core: a re-rank when plan keys were given. */
+static enum policy_after rerank_if_keyed(struct plan_state *s)
+{
+	if (!s->keyed)
+		return POLICY_CONTINUE;
+	s->keyed = false;
+	return POLICY_RERANK;
+}
+
 /* Check one recorded op of the iteration followed; on the first that
  * departs, fall back to dao until the next mark. */
 static enum policy_after check(struct plan_state *s, const struct plan_op *op,
@@ -224,7 +238,7 @@ static enum policy_after check(struct plan_state *s, const struct plan_op *op,
 		return POLICY_CONTINUE;
 	s->departed = true;
 	s->counts.departures++;
-	return POLICY_RERANK;
+	return rerank_if_keyed(s);
 }
 
 static enum policy_after plan_queued(void *state, const struct policy_op *op)
@@ -256,7 +270,7 @@ static enum policy_after plan_queued(void *state, const struct policy_op *op)
 		if (s->follow && !s->departed) {
 			s->departed = true;
 			s->counts.departures++;
-			return POLICY_RERANK;
+			return rerank_if_keyed(s);
 		}
 		return POLICY_CONTINUE;
 	}
@@ -363,7 +377,7 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 			s->counts.departures++;
 		else if (!s->departed)
 			s->counts.followed++;
-		after = POLICY_RERANK; /* its keys count from the mark */
+		after = rerank_if_keyed(s); /* its keys count from the mark */
 	}
 	if (s->recording) {
 		if (s->have_mark)
@@ -386,16 +400,21 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 		plan_free(p);
 		stop_following(s);
 	} else if (p || s->follow) {
+		/* Followed from here: its keys replace dao's (unless the ops
+		 * queued after the mark depart at once). */
 		follow_from_mark(s, p ? p : s->follow);
-		after = POLICY_RERANK;
+		if (s->follow && !s->departed)
+			after = POLICY_RERANK;
 	}
+	if (after == POLICY_RERANK)
+		s->keyed = false;
 	return after;
 }
 
 /* dao's key, or the plan's next use where the window holds none. */
 static struct policy_rank plan_rank(void *state, const struct policy_rec *r)
 {
-	const struct plan_state *s = state;
+	struct plan_state *s = state;
 	struct policy_rank k = policy_dao.rank(NULL, r);
 	const struct plan *p = s->follow;
 	uint64_t at, next;
@@ -409,8 +428,10 @@ static struct policy_rank plan_rank(void *state, const struct policy_rec *r)
 	next = plan_next_use(p, b, at);
 	if (next != UINT64_MAX) {
 		k.key = s->mark_seq + next;
+		s->keyed = true;
 	} else if (p->persistent[b] && (next = plan_next_use(p, b, 0)) != UINT64_MAX) {
 		k.key = s->mark_seq + p->len + next;
+		s->keyed = true;
 	}
 	return k;
 }
