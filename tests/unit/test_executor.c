@@ -391,6 +391,18 @@ static void test_exact_budget(void)
 	TAP_IS_STATUS(dao_close(ctx, NULL), DAO_OK, "close");
 }
 
+/* n buffers of 1 KB, buffer i filled with the byte i. */
+static void numbered_buffers(dao_ctx ctx, dao_buf *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		unsigned char init[KB];
+
+		memset(init, i, sizeof(init));
+		b[i] = test_buffer(ctx, KB);
+		TEST_TRY(dao_write(ctx, b[i], 0, init, KB));
+	}
+}
+
 /* The same pattern repeated as iterations gives the same results as without
  * iteration marks. */
 static void test_iterations(void)
@@ -402,13 +414,7 @@ static void test_iterations(void)
 		dao_ctx ctx = test_open(2 * KB, DAO_POLICY_DAO, 2, 0);
 		dao_buf b[N];
 
-		for (int i = 0; i < N; i++) {
-			unsigned char init[KB];
-
-			memset(init, i, sizeof(init));
-			b[i] = test_buffer(ctx, KB);
-			TEST_TRY(dao_write(ctx, b[i], 0, init, KB));
-		}
+		numbered_buffers(ctx, b, N);
 		for (int it = 0; it < ITERS; it++) {
 			for (int i = 0; i < N; i++) {
 				dao_operand ops[2] = { { b[i], DAO_RW }, { b[(i + 1) % N], DAO_R } };
@@ -446,13 +452,7 @@ static void predictor_job(int rotate, char *log, size_t cap, unsigned char got[6
 	cfg.log_level = DAO_LOG_DEBUG;
 	test_capture_start(&cap_err);
 	TEST_TRY(dao_open(&cfg, &ctx));
-	for (int i = 0; i < N; i++) {
-		unsigned char init[KB];
-
-		memset(init, i, sizeof(init));
-		b[i] = test_buffer(ctx, KB);
-		TEST_TRY(dao_write(ctx, b[i], 0, init, KB));
-	}
+	numbered_buffers(ctx, b, N);
 	for (int it = 0; it < ITERS; it++) {
 		for (int i = 0; i < N; i++) {
 			dao_operand op = { b[(i + rotate * it) % N], DAO_RW };
