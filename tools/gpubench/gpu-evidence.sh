@@ -91,10 +91,10 @@
 # separated by commas; default the table), DAO_EVIDENCE_STEPS (the kinds of
 # step to run, separated by commas, from info, bandwidth, rates, row, copy,
 # test, um-experiments, torch; default all; the others are recorded as
-# skipped: a second call on the same card reruns only what failed), DAO_CUDA_LIBDIR (the CUDA
-# libraries, default /usr/local/cuda/lib64), DAO_CUPTI_DIR (default: looked
-# for), DAO_EVIDENCE_UNPACK (python: unpack with python3's tarfile, as when
-# tar or gzip is missing).
+# skipped: a second call on the same card reruns only what failed),
+# DAO_CUDA_LIBDIR (the CUDA libraries, default /usr/local/cuda/lib64),
+# DAO_CUPTI_DIR (default: looked for), DAO_EVIDENCE_UNPACK (python: unpack
+# with python3's tarfile, as when tar or gzip is missing).
 # Exit status: 0 when the call ran to its end or its deadline (what failed
 # is in the results), 2 when OUT is not set or not writable.
 set -u

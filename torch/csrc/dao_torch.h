@@ -41,7 +41,6 @@
 #include <string>
 #include <vector>
 
-/* PyTorch 2.3 made Allocator::allocate non-const and added copy_data. */
 /* PyTorch 2.8 and later: the PrivateUse1 hooks (device.cpp) in the shape
  * 2.8 to 2.11 declare (every method const). */
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
@@ -49,6 +48,7 @@
 #else
 #define DAO_TORCH_HOOKS 0
 #endif
+/* PyTorch 2.3 made Allocator::allocate non-const and added copy_data. */
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
 #define DAO_TORCH_ALLOCATE_CONST
 #else

@@ -412,9 +412,9 @@ C10_REGISTER_GUARD_IMPL(PrivateUse1, DaoGuard);
 
 #if DAO_TORCH_HOOKS
 /* What PyTorch 2 asks the PrivateUse1 device beyond its guard: from 2.8 a
- * named PrivateUse1 backend is the process's accelerator, and autograd and
- * the lazy device initialisation call these for it (none registered: every
- * backward on the device fails, "Please register PrivateUse1HooksInterface").
+ * named PrivateUse1 backend is the process's accelerator, and PyTorch asks
+ * the accelerator's hooks (with none registered, training on the device
+ * failed on PyTorch 2.11: "Please register PrivateUse1HooksInterface").
  * The dao device always exists (libdao opens on demand); its random
  * operators draw from the CPU generator in program order (rng.cpp), so
  * that is its default generator. Pinned host memory is not dao's to give:
