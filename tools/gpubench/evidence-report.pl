@@ -25,6 +25,7 @@ use warnings;
 use File::Temp qw(tempdir);
 use Getopt::Long;
 use JSON::PP;
+use List::Util qw(uniq);
 use POSIX qw(strftime);
 
 my ($dir, $md, $json_dir, $daosim) =
@@ -80,14 +81,15 @@ for my $kind (uniq(map { $_->{step} } @steps)) {
 		($_->{reason} // '') =~ /^not in DAO_EVIDENCE_STEPS/) } @r;
 }
 sub selected { !$left_out{$_[0]} }
-sub uniq { my %seen; grep { !$seen{$_}++ } @_ }
 my $setup = $first{setup}{result} // {};
 my $info = ok_result('info');
 my $bw = ok_result('bandwidth');
 my $rates = ok_result('rates');
 my $gpu = $info ? $info->{gpu} : undef;
-# Without the info step, the card as PyTorch named it (torch.json).
-my $torch_json = eval { $json->decode(slurp("$dir/torch.json") // '') };
+# torch.json, read once: its table below, and without the info step the
+# card as PyTorch named it.
+my $torch_text = slurp("$dir/torch.json");
+my $torch_json = eval { $json->decode($torch_text // '') };
 my $torch_card = ref $torch_json eq 'HASH' ? $torch_json->{device_name} : undef;
 my $card = $gpu ? $gpu->{gpu} : $torch_card // 'unknown card';
 my ($date, $hhmm) = $start->{result}{date} =~ /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)/
@@ -158,12 +160,12 @@ sub managed_rates {
 	return $h2d && $d2h ? { h2d => $h2d, d2h => $d2h } : undef;
 }
 
-# A row's device file: the call's, with the trace's own tflops and, for a
-# managed row, the migration rates.
-my $row_devices = 0;
+# A trace's device file: the call's ($base_device), with the trace's own
+# tflops and, for a managed run, the migration rates.
+my ($base_device, $row_devices) = (undef, 0);
 sub row_device {
 	my ($trace, $um) = @_;
-	my $text = slurp("$tmp/device");
+	my $text = $base_device;
 	my $tf = trace_tflops($trace);
 	$text =~ s/^tflops .*$/sprintf("tflops     %.6g   # this trace's kernels at their measured rates", $tf)/me
 		if $tf;
@@ -176,7 +178,18 @@ sub row_device {
 	return $path;
 }
 
-my ($device_file, %modeled, $sim_note);
+# daosim on one trace: the run's policy record from its JSON, or undef and
+# the error daosim printed.
+sub replay {
+	my ($trace, $device, $budget, $policy, $lookahead) = @_;
+	my $out = `"$daosim" --json --device "$device" --time-bound-limit 0 --budget $budget --policy $policy --lookahead $lookahead "$trace" 2>"$tmp/sim.err"`;
+	my $s = $? == 0 ? eval { $json->decode($out) } : undef;
+	return $s->{traces}[0]{policies}[0] if $s;
+	(my $err = slurp("$tmp/sim.err") // '') =~ s/\s+/ /g;
+	return (undef, $err);
+}
+
+my ($device_file, %modeled, $sim_note, $um);
 if ($bw && $rates && $gpu) {
 	(my $name = "measured-$slug") =~ s/^(.{31}).*/$1/;
 	$device_file = join('',
@@ -191,10 +204,10 @@ if ($bw && $rates && $gpu) {
 		sprintf("memory_gib %.6g\n", $gpu->{total_bytes} / 2**30),
 		sprintf("# not modeled: both directions at once, %.6g GB/s measured\n",
 			$bw->{bidir_bytes_per_s} / 1e9));
-	write_file("$tmp/device", $device_file);
+	$base_device = $device_file;
 	mkdir "$tmp/traces";
 	system('tar', '-C', "$tmp/traces", '-xf', "$dir/traces.tar") if -s "$dir/traces.tar";
-	my $um = managed_rates();
+	$um = managed_rates();
 	$device_file .= "# each row: tflops from its own trace's kernels at their measured rates\n";
 	$device_file .= sprintf("# managed rows: h2d_gbps %.6g, d2h_gbps %.6g (um-experiments' prefetches)\n",
 		$um->{h2d} / 1e9, $um->{d2h} / 1e9) if $um;
@@ -203,13 +216,13 @@ if ($bw && $rates && $gpu) {
 		next unless $rows{$key}{status} eq 'ok' && $r && $r->{trace} && $r->{cholesky};
 		my $c = $r->{cholesky};
 		next unless -s "$tmp/traces/$r->{trace}";
-		my $dev = row_device("$tmp/traces/$r->{trace}", $key =~ /cuda-managed/ ? $um : undef);
-		my $out = `"$daosim" --json --device "$dev" --time-bound-limit 0 --budget $c->{budget_bytes} --policy $c->{policy} --lookahead $c->{lookahead} "$tmp/traces/$r->{trace}" 2>"$tmp/sim.err"`;
-		my $s = eval { $json->decode($out) };
-		if ($? == 0 && $s) {
-			$modeled{$key} = $s->{traces}[0]{policies}[0]{modeled_ns} / 1e9;
+		my $trace = "$tmp/traces/$r->{trace}";
+		my ($p, $err) = replay($trace, row_device($trace, $key =~ /cuda-managed/ ? $um : undef),
+			$c->{budget_bytes}, $c->{policy}, $c->{lookahead});
+		if ($p) {
+			$modeled{$key} = $p->{modeled_ns} / 1e9;
 		} else {
-			$sim_note .= "daosim failed on $key: " . (slurp("$tmp/sim.err") // '') . "\n";
+			$sim_note .= "daosim failed on $key: $err\n";
 		}
 	}
 } else {
@@ -219,9 +232,9 @@ if ($bw && $rates && $gpu) {
 # The PyTorch device's run (torch-evidence.sh, issue 24): one row per run
 # of gpt.py, plain PyTorch in memory first; nothing when it did not run.
 sub torch_table {
-	my ($text) = @_;
+	my ($text, $t) = @_;
 	return () unless defined $text && $text =~ /\S/;
-	my $t = eval { $json->decode($text) } or return ('**torch.json** does not parse.', '');
+	return ('**torch.json** does not parse.', '') unless ref $t eq 'HASH';
 	my @out = ('**The PyTorch device** (torch-evidence.sh: ' . ($t->{status} // 'ok') .
 		(defined $t->{reason} && $t->{reason} ne '' ? ": $t->{reason}" : '') . ').', '');
 	return @out unless $t->{runs};
@@ -268,7 +281,8 @@ sub torch_table {
 }
 
 # daosim's replay of each dao run's trace (traces.tar, torch-BACKEND.trace)
-# on this run's device file, at the run's budget, policy and lookahead,
+# on this run's device file as a row's (row_device: its kernels' rates, a
+# managed run at the migration rates), at the run's budget, policy and lookahead,
 # against the run's measured steps: every step, the first's warm-up and the
 # model's copy to the device included, as the trace has them.
 sub torch_replays {
@@ -289,13 +303,9 @@ sub torch_replays {
 			push @out, "| $r->{name} | $r->{trace} is not in traces.tar ||||||";
 			next;
 		}
-		my $cmd = sprintf('"%s" --json --device "%s" --time-bound-limit 0 --budget %d --policy %s ' .
-			'--lookahead %d "%s" 2>"%s/sim.err"', $daosim, "$tmp/device", $r->{budget_bytes},
-			$r->{policy} // 'dao', $r->{lookahead} // 64, $trace, $tmp);
-		my $s = eval { $json->decode(scalar `$cmd`) };
-		my $p = $? == 0 && $s ? $s->{traces}[0]{policies}[0] : undef;
+		my ($p, $err) = replay($trace, row_device($trace, $r->{name} =~ /cuda-managed/ ? $um : undef),
+			$r->{budget_bytes}, $r->{policy} // 'dao', $r->{lookahead} // 64);
 		unless ($p) {
-			(my $err = slurp("$tmp/sim.err") // '') =~ s/\s+/ /g;
 			push @out, "| $r->{name} | daosim failed: $err ||||||";
 			next;
 		}
@@ -491,20 +501,18 @@ push @s, sprintf('The call took %d s of its %d s%s.', $end ? $end->{t} : 0,
 	$start->{result}{deadline_s}, $deadline ? " and was stopped at its deadline ($deadline->{reason})" : ''), '';
 push @s, '**Copies and kernel rates** (dao-gpubw, dao-gpurate).', '', '| measure | figure |', '|---|---|'
 	if selected('bandwidth') || selected('rates');
-if (!selected('bandwidth')) {
-} elsif ($bw) {
+if (selected('bandwidth') && $bw) {
 	push @s, sprintf('| pinned host-to-device | %.1f GB/s |', $bw->{h2d_bytes_per_s} / 1e9),
 		sprintf('| pinned device-to-host | %.1f GB/s |', $bw->{d2h_bytes_per_s} / 1e9),
 		sprintf('| both at once | %.1f GB/s |', $bw->{bidir_bytes_per_s} / 1e9),
 		sprintf('| device to device | %.1f GB/s copied |', $bw->{d2d_bytes_per_s} / 1e9);
-} else {
+} elsif (selected('bandwidth')) {
 	push @s, '| copies | ' . why($first{bandwidth}) . ' |';
 }
-if (!selected('rates')) {
-} elsif ($rates) {
+if (selected('rates') && $rates) {
 	push @s, map { sprintf("| $_, tile %d | %.2f Tflop/s (%.3f ms) |", $rates->{tile},
 		$rates->{"${_}_flops_per_s"} / 1e12, 1e3 * $rates->{"${_}_seconds"}) } qw(dpotrf dtrsm dsyrk dgemm);
-} else {
+} elsif (selected('rates')) {
 	push @s, '| tile kernels | ' . why($first{rates}) . ' |';
 }
 push @s, '' if selected('bandwidth') || selected('rates');
@@ -536,7 +544,7 @@ for my $opt (['um-experiments', 'um-experiments.json'], ['torch', 'torch.json'])
 	push @s, "**$opt->[0]**: " . ($r ? why($r) : 'not reached') .
 		(-s "$dir/$opt->[1]" ? " ($opt->[1] kept in the raw records)" : '') . '.', '';
 }
-push @s, torch_table(slurp("$dir/torch.json"));
+push @s, torch_table($torch_text, $torch_json);
 push @s, '**Steps** (name, status, seconds, cap, seconds since the start):', '',
 	'| step | status | seconds | cap | at |', '|---|---|---|---|---|', @plan, '';
 

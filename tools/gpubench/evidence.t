@@ -204,15 +204,23 @@ cat >"$check/torch/torch.json" <<'JSON'
    "budget_bytes": 1048576, "policy": "dao", "lookahead": 64, "step_times": [0.25, 0.25], "trace": "torch-cuda-explicit.trace"},
   {"name": "dao cuda-managed", "step_s": 0.3, "tokens_per_s": 27306, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": false, "losses": [10.4, 10.3103],
    "budget_bytes": 1048576, "policy": "dao", "lookahead": 64, "step_times": [0.3, 0.3], "trace": "torch-cuda-managed.trace"},
-  {"name": "dao cuda-managed again", "skipped": "time: 3 s left"}]}
+  {"name": "dao cuda-managed again", "skipped": "time: 3 s left"},
+  {"name": "dao cuda-managed traced", "step_s": 0.3, "tokens_per_s": 27306, "peak_device_bytes": 4294967296, "h2d_bytes": 2147483648, "d2h_bytes": 1073741824, "equal_to_memory": true,
+   "budget_bytes": 1048576, "policy": "dao", "lookahead": 64, "step_times": [0.3, 0.3], "trace": "torch-cuda-managed-traced.trace"}]}
 JSON
-# A trace for the cuda-explicit run (one of the rows', renamed); none for
-# the managed one.
+# A trace for the cuda-explicit run (one of the rows', renamed), the same
+# for the traced managed run, none for the other; the call's probe moves
+# a thousandth of a GB/s each way, which a managed replay must run at.
 mkdir -p "$check/torch/t"
 first=$(tar -tf "$check/torch/traces.tar" | head -1)
 tar -C "$check/torch/t" -xf "$check/torch/traces.tar" "$first" &&
 	mv "$check/torch/t/$first" "$check/torch/t/torch-cuda-explicit.trace" &&
-	tar -C "$check/torch/t" -rf "$check/torch/traces.tar" torch-cuda-explicit.trace
+	cp "$check/torch/t/torch-cuda-explicit.trace" "$check/torch/t/torch-cuda-managed-traced.trace" &&
+	tar -C "$check/torch/t" -rf "$check/torch/traces.tar" torch-cuda-explicit.trace torch-cuda-managed-traced.trace
+cat >"$check/torch/um-experiments.json" <<'UM'
+{"errors": [], "skipped": [], "probe": {"steps": [
+ {"name": "prefetch-to-device", "gb_per_s": 0.001}, {"name": "prefetch-to-host", "gb_per_s": 0.001}]}, "runs": {}}
+UM
 report "$check/torch"
 rc=$?
 section=$(awk '/^### Run of/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
@@ -226,6 +234,10 @@ ok "$(test $rc = 0 && grep -q '^| dao cuda-explicit | 0.250 | 32768 | 1.25x | 4.
 ok "$(grep -Eq '^\| dao cuda-explicit \| 2 \| 0\.500 \| [0-9.]+ \| [+-][0-9.]+% \| 2\.00 / [0-9.]+ \| 1\.00 / [0-9.]+ \|$' <<<"$section" &&
 	grep -q '^| dao cuda-managed | torch-cuda-managed.trace is not in traces.tar |' <<<"$section"; echo $?)" \
 	"daosim replays a PyTorch run's trace on the call's device file beside its measured steps; a missing trace is said"
+explicit_s=$(sed -n 's/^| dao cuda-explicit | 2 | [0-9.]* | \([0-9.]*\) |.*/\1/p' <<<"$section")
+managed_s=$(sed -n 's/^| dao cuda-managed traced | 2 | [0-9.]* | \([0-9.]*\) |.*/\1/p' <<<"$section")
+ok "$(test -n "$explicit_s" && test -n "$managed_s" && perl -e 'exit !($ARGV[1] > $ARGV[0])' "$explicit_s" "$managed_s"
+	echo $?)" "a managed run's trace replays at the probe's migration rates: $managed_s s against $explicit_s s on the copy engines"
 
 # --- the loader's fallback and the deadline ---------------------------------
 # 24 s: what setup leaves, less the 5 s kept for the end, is below every
