@@ -134,12 +134,15 @@ report() {
 	perl tools/gpubench/evidence-report.pl --dir "$1" --cuda-md "$check/cuda.md" \
 		--json-dir "$check/evidence-json" --daosim "$daosim" >"$check/report.out" 2>&1
 }
+# The newest section of the copy of cuda.md: from the last run's marker on
+# (cuda.md has the real runs before the rehearsal's).
+last_section() {
+	awk '/^<!-- gpu-evidence run/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md"
+}
 runs_before=$(grep -c '^### Run of' "$check/cuda.md")
 report "$out"
 ok $? "the report runs"
-# The section it added: from the last run's marker on (cuda.md has the
-# real runs before it).
-section=$(awk '/^<!-- gpu-evidence run/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
+section=$(last_section)
 ok "$(grep -q '^### Run of [0-9-]* [0-9:]* UTC on cudamodel' <<<"$section" &&
 	grep -q '^| ratio | n | backend | run | seconds' <<<"$section"; echo $?)" \
 	"a dated section naming the card, with the Cholesky table"
@@ -183,7 +186,7 @@ report "$check/later"
 ok "$(test $? = 0 && test "$(grep -c '^### Run of' "$check/cuda.md")" = $((runs_before + 2)) &&
 	cmp -s <(head -c "$(stat -c %s "$check/cuda.md.before")" "$check/cuda.md") "$check/cuda.md.before"
 	echo $?)" "a later run adds a second section after the first, which stays as it was"
-later=$(awk '/^<!-- gpu-evidence run/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
+later=$(last_section)
 ok "$(grep -q '^# each row: tflops from its own trace.s kernels at their measured rates$' <<<"$later" &&
 	grep -q '^# managed rows: h2d_gbps 40, d2h_gbps 11 (um-experiments. prefetches)$' <<<"$later" &&
 	! grep -q '^# managed rows' <<<"$section"; echo $?)" \
@@ -223,7 +226,7 @@ cat >"$check/torch/um-experiments.json" <<'UM'
 UM
 report "$check/torch"
 rc=$?
-section=$(awk '/^### Run of/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
+section=$(last_section)
 ok "$(test $rc = 0 && grep -q '^| dao cuda-explicit | 0.250 | 32768 | 1.25x | 4.00 | 2.00 | 1.00 | yes |$' <<<"$section" &&
 	grep -q '^| dao cuda-managed | 0.300 | .* | \*\*no\*\* (largest relative difference 1.0e-03) |$' <<<"$section" &&
 	grep -q '^| dao cuda-managed again | skipped: time: 3 s left |' <<<"$section" &&
@@ -291,7 +294,7 @@ ok "$(test "$(records "$check/out-steps/evidence.jsonl" '
 perl tools/gpubench/evidence-report.pl --dir "$check/out-steps" --cuda-md "$check/cuda.md" \
 	--json-dir "$check/evidence-json-steps" --daosim "$daosim" >"$check/report-steps.out" 2>&1
 rc=$?
-section=$(awk '/^<!-- gpu-evidence run/ { s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$check/cuda.md")
+section=$(last_section)
 ok "$(test $rc = 0 && grep -q '^A partial call: only its steps info, um-experiments ran' <<<"$section" &&
 	grep -q '^\*\*Machine.\*\* cudamodel' <<<"$section" && grep -q '^\*\*um-experiments\*\*: ok' <<<"$section" &&
 	! grep -Eq 'Cholesky table|^\*\*torch\*\*|dao-bench copy|GPU tests|^\| row ' <<<"$section"; echo $?)" \
