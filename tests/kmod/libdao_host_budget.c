@@ -127,11 +127,10 @@ static void fill_job(uint64_t host_budget, struct fill *out)
 	 * taken outside it at its next reading only (Documentation/libdao.md),
 	 * and a read buffer first touched after the last create once took a
 	 * MiB the cgroup no longer had (its OOM killer ran, a CI run failed).
+	 * Not with zeros: the compiler turns malloc and a memset to 0 into
+	 * calloc, which touches nothing (a later CI run met the OOM killer so,
+	 * with 356 KiB left beyond the cgroup's reserve).
 	 */
-	/* Not zeros: the compiler turns malloc and a memset to 0 into calloc,
-	 * which touches nothing, and the read buffer then took its MiB after
-	 * the last create, in the cgroup's reserve (a CI run met its OOM
-	 * killer so, with 356 KiB left beyond the reserve). */
 	memset(scratch, 0x5a, BUF_BYTES);
 	memset(back, 0xa5, BUF_BYTES);
 	__asm__ volatile("" : : "r"(scratch), "r"(back) : "memory");
