@@ -9,11 +9,16 @@
  * the cgroup's memory.events, where the cgroup's limit is never even
  * reached: max). Without the rule each of these jobs writes buffers until
  * the kernel kills it; without the cgroup's reserve the job in the cgroup
- * is killed after its refusal.
+ * is killed after its refusal. After its refusal each job also has the
+ * kernel collapse 2 MiB of its own memory into a huge page (MADV_COLLAPSE,
+ * what khugepaged does to any job at any time): the new page is charged
+ * beside the small ones it replaces, and without a huge page in the
+ * cgroup's reserve that charge meets the cgroup's limit.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +36,14 @@
 
 #define BUF_BYTES MiB
 /* What a job that was just refused still takes (an error path, a last
- * write-out): half of what a cgroup of 64 MiB keeps back (1 MiB). */
+ * write-out): half of the kernel's reserve for a node of 64 MiB (1 MiB),
+ * which the cgroup keeps back beside a huge page. */
 #define LATE_BYTES (MiB / 2)
 #define MAX_BUFS 16384 /* 16 GiB of buffers: more than any VM here has */
+#define HUGE_BYTES (2 * MiB) /* x86-64's PMD huge page */
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1; glibc 2.36's headers lack it */
+#endif
 
 /* What a job did, in memory shared with the test. */
 struct fill {
@@ -44,6 +54,7 @@ struct fill {
 	uint64_t host_budget; /* dao_info's */
 	uint64_t buffers;     /* created and written */
 	uint64_t bad;         /* buffers read back wrong */
+	int collapse_errno;   /* of MADV_COLLAPSE after the refusal, 0 if it collapsed */
 };
 
 static long long meminfo_bytes(const char *key)
@@ -104,6 +115,39 @@ static void pattern(uint32_t *w, uint64_t index)
 		w[i] = (uint32_t)(index * 2654435761u + i * 40503u);
 }
 
+/* Transparent huge pages on (always, or madvise): khugepaged runs. */
+static bool thp_on(void)
+{
+	char line[64] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	return strchr(line, '[') && !strstr(line, "[never]");
+}
+
+/*
+ * HUGE_BYTES of the job's own memory, aligned to a huge page and kept in
+ * small pages until it is collapsed (with transparent huge pages always
+ * on, a first touch would fault a huge page at once).
+ */
+static char *huge_region(void)
+{
+	char *p = mmap(NULL, 2 * HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	char *at;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	at = (char *)(((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+	if (madvise(at, HUGE_BYTES, MADV_NOHUGEPAGE))
+		return NULL;
+	return at;
+}
+
 /*
  * Creates and writes buffers of BUF_BYTES until a create fails or the host
  * budget is used, takes LATE_BYTES more as a refused job would, then reads
@@ -113,14 +157,14 @@ static void fill_job(uint64_t host_budget, struct fill *out)
 {
 	static dao_buf bufs[MAX_BUFS];
 	uint32_t *scratch = malloc(BUF_BYTES), *back = malloc(BUF_BYTES);
-	char *late;
+	char *late, *huge = huge_region();
 	dao_config cfg;
 	dao_info info;
 	dao_ctx ctx;
 
 	memset(out, 0, sizeof(*out));
 	out->open_status = -1;
-	if (!scratch || !back)
+	if (!scratch || !back || !huge)
 		return;
 	/*
 	 * The job's own memory is taken before dao_open: libdao sees memory
@@ -133,7 +177,8 @@ static void fill_job(uint64_t host_budget, struct fill *out)
 	 */
 	memset(scratch, 0x5a, BUF_BYTES);
 	memset(back, 0xa5, BUF_BYTES);
-	__asm__ volatile("" : : "r"(scratch), "r"(back) : "memory");
+	memset(huge, 0x3c, HUGE_BYTES);
+	__asm__ volatile("" : : "r"(scratch), "r"(back), "r"(huge) : "memory");
 	dao_config_init(&cfg);
 	cfg.backend = DAO_BACKEND_HOST;
 	cfg.flags = DAO_CONFIG_PRIVATE;
@@ -163,6 +208,13 @@ static void fill_job(uint64_t host_budget, struct fill *out)
 		memset(late, 0x5a, LATE_BYTES);
 	/* Touched for real: a store nothing reads must not be optimized away. */
 	__asm__ volatile("" : : "r"(late) : "memory");
+	/* The kernel makes a huge page of the job's own memory, as khugepaged
+	 * does where transparent huge pages are on. */
+	if (!thp_on())
+		out->collapse_errno = -1;
+	else if (madvise(huge, HUGE_BYTES, MADV_HUGEPAGE) ||
+		 madvise(huge, HUGE_BYTES, MADV_COLLAPSE))
+		out->collapse_errno = errno;
 	for (uint64_t i = 0; i < out->buffers; i++) {
 		pattern(scratch, i);
 		if (dao_read(ctx, bufs[i], 0, back, BUF_BYTES) != DAO_OK ||
@@ -371,6 +423,12 @@ TEST_F_TIMEOUT(node, job_in_a_memory_cgroup_stops_at_its_limit, 300)
 	EXPECT_EQ(0, f->bad);
 	EXPECT_EQ(DAO_OK, f->close_status);
 	EXPECT_LE(limit / 2, f->buffers * BUF_BYTES);
+	/* The collapse's charge (ENOMEM: no free huge page on the node; EINVAL:
+	 * a kernel before 6.1) is in memory.events below. */
+	TH_LOG("the job's collapse of 2 MiB after its refusal: %s",
+	       f->collapse_errno < 0 ? "none, transparent huge pages are off"
+	       : f->collapse_errno   ? strerror(f->collapse_errno)
+				     : "done");
 	/* Never pressed to its limit: no reclaim, let alone a kill. */
 	EXPECT_EQ(0, memory_events("max"));
 	EXPECT_EQ(0, memory_events("oom_kill"));

@@ -4,7 +4,8 @@
  * read from trees of files laid out as /proc and the cgroup file systems
  * are: physical memory, a cgroup v2 hierarchy (limits at every level, page
  * cache counted as free, the kernel's minimum reserve for a node of the
- * limit's size kept back, mounted at its root or bound from inside it, or
+ * limit's size and, with transparent huge pages on, a huge page kept back,
+ * mounted at its root or bound from inside it, or
  * not visible), v1's memory controller, strict overcommit, escaped mount
  * points; and the host budget rule on this machine (dao.h): a budget the
  * node could never give fails dao_open, a create that passes what it has
@@ -311,6 +312,63 @@ static void test_cgroup_v2_views(void)
 	TAP_IS_U64(nm.capacity, 20 * MiB, "mounted at /");
 }
 
+/*
+ * With transparent huge pages on, khugepaged may charge a huge page to the
+ * cgroup beside the small pages it replaces: every level keeps one more
+ * back, of the kernel's size for it.
+ */
+static void test_cgroup_thp(void)
+{
+	static const char *const on[] = { "[always] madvise never\n", "always [madvise] never\n" };
+	struct node_memory nm;
+
+	fresh_root("v2-thp");
+	v2_tree("/", "0::/job/step\n");
+	put("/sys/fs/cgroup/job/step/memory.max", "67108864\n"); /* 64 MiB */
+	put("/sys/fs/cgroup/job/step/memory.current", "0\n");
+	put("/sys/fs/cgroup/job/memory.max", "max\n");
+	put("/sys/fs/cgroup/job/memory.current", "0\n");
+	put("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "2097152\n");
+	for (int i = 0; i < 2; i++) {
+		put("/sys/kernel/mm/transparent_hugepage/enabled", on[i]);
+		nm = read_root();
+		TAP_IS_U64(nm.available, 61 * MiB,
+			   i ? "THP madvise: a cgroup of 64 MiB keeps 1 MiB and a huge page of 2 MiB back"
+			     : "THP always: a cgroup of 64 MiB keeps 1 MiB and a huge page of 2 MiB back");
+	}
+	put("/sys/kernel/mm/transparent_hugepage/enabled", "always madvise [never]\n");
+	nm = read_root();
+	TAP_IS_U64(nm.available, 63 * MiB, "THP never: no huge page kept back");
+	put("/sys/kernel/mm/transparent_hugepage/enabled", "\n");
+	nm = read_root();
+	TAP_IS_U64(nm.available, 63 * MiB, "THP setting unreadable (no bracket): none kept back");
+
+	/* The kernel's own size for it (arm64 with 64 KiB pages: 512 MiB). */
+	put("/sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n");
+	put("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "33554432\n");
+	nm = read_root();
+	TAP_IS_U64(nm.available, 31 * MiB, "a huge page of 32 MiB: 64 MiB keeps 33 back");
+	/* Before hpage_pmd_size (4.14): meminfo's Hugepagesize. */
+	put("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "\n");
+	put("/proc/meminfo", "MemTotal:        1024000 kB\n"
+			     "MemAvailable:     614400 kB\n"
+			     "Hugepagesize:       4096 kB\n");
+	nm = read_root();
+	TAP_IS_U64(nm.available, 59 * MiB, "no hpage_pmd_size: Hugepagesize (4 MiB) kept back");
+
+	/* Every level with a limit keeps its own. */
+	put("/sys/fs/cgroup/job/memory.max", "83886080\n"); /* 80 MiB */
+	put("/sys/fs/cgroup/job/memory.current", "73400320\n"); /* 70 MiB */
+	nm = read_root();
+	/* int_sqrt(81920 * 16) = 1144 KiB and 4 MiB off the parent's 10 MiB. */
+	TAP_IS_U64(nm.available, 6 * MiB - 1144 * KiB, "the parent keeps a huge page back too");
+
+	/* Nonsense saturates: nothing available, never a wrap to plenty. */
+	put("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "99999999999999999999999\n");
+	nm = read_root();
+	TAP_IS_U64(nm.available, 0, "a huge page size past any memory leaves nothing available");
+}
+
 static void test_cgroup_v1(void)
 {
 	struct node_memory nm;
@@ -425,6 +483,7 @@ int main(void)
 	test_watermark_boost();
 	test_cgroup_v2();
 	test_cgroup_v2_views();
+	test_cgroup_thp();
 	test_cgroup_v1();
 	test_unreadable();
 	test_backs();

@@ -4,7 +4,8 @@
  * /proc/meminfo less the kernel's own share of it (/proc/zoneinfo's
  * watermarks, reclaimable slab), the process's memory cgroup (found through
  * /proc/self/cgroup and /proc/self/mountinfo, wherever it is mounted; less
- * the reserve the kernel would keep on a node of its size), and
+ * the reserve the kernel would keep on a node of its size and, with
+ * transparent huge pages on, a huge page for khugepaged), and
  * the commit limit when the administrator made overcommit strict. Each
  * bound that cannot be read is left out: it bounds nothing.
  */
@@ -180,6 +181,16 @@ static bool cgroup_dir(const char *root, char *text, char *dir, size_t cap, size
 	return false;
 }
 
+/* Sums of nonsense saturate here, far above any memory, never wrap. */
+#define RESERVE_MAX (UINT64_MAX / 4)
+
+static uint64_t reserve_add(uint64_t a, uint64_t b)
+{
+	a = a < RESERVE_MAX ? a : RESERVE_MAX;
+	b = b < RESERVE_MAX ? b : RESERVE_MAX;
+	return a + b < RESERVE_MAX ? a + b : RESERVE_MAX;
+}
+
 /*
  * What a cgroup of this limit keeps back. A node has its watermarks:
  * MemAvailable leaves them to the kernel, so a job that takes all of it
@@ -202,10 +213,41 @@ static uint64_t cgroup_reserve(uint64_t limit)
 	return kib * 1024;
 }
 
+/*
+ * What the kernel may charge to the cgroup at once on its own, beside the
+ * job's pages: with transparent huge pages on ("always", or "madvise",
+ * which libdao's own chunks ask for), khugepaged collapses 512 small pages
+ * into a huge page by charging the new page first and freeing the old ones
+ * after the copy. At the limit that charge fails, counts as the cgroup's
+ * max event and reclaims the job's page cache, again at every scan (seen
+ * 144 times in one CI run of the VM suite). khugepaged collapses one page
+ * at a time, so one huge page is enough. Its size is the kernel's
+ * (hpage_pmd_size, 4.14 on), else meminfo's Hugepagesize; nothing when
+ * transparent huge pages are off or unknown here.
+ */
+static uint64_t thp_collapse_bytes(const char *root, const char *meminfo)
+{
+	char buf[64];
+	uint64_t bytes = 0;
+
+	if (!read_text(root, "/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) ||
+	    strstr(buf, "[never]") || !strchr(buf, '['))
+		return 0;
+	if (read_text(root, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", buf,
+		      sizeof(buf)) &&
+	    isdigit((unsigned char)buf[0]))
+		bytes = strtoull(buf, NULL, 10);
+	else
+		key_u64(meminfo, "Hugepagesize", &bytes);
+	/* Nonsense saturates far above any memory. */
+	return bytes < RESERVE_MAX ? bytes : RESERVE_MAX;
+}
+
 /* Limit, and headroom (limit less use, page cache counted as free, less
- * what the cgroup keeps back). */
-static void cgroup_level(uint64_t limit, uint64_t usage, uint64_t cache, uint64_t *cap,
-			 uint64_t *room)
+ * what the cgroup keeps back: the kernel's reserve for a node of its size
+ * and a huge page the kernel may charge at once). */
+static void cgroup_level(uint64_t limit, uint64_t usage, uint64_t cache, uint64_t huge,
+			 uint64_t *cap, uint64_t *room)
 {
 	uint64_t free_now, keep;
 
@@ -217,7 +259,7 @@ static void cgroup_level(uint64_t limit, uint64_t usage, uint64_t cache, uint64_
 	free_now = free_now + cache < free_now ? UINT64_MAX : free_now + cache;
 	if (free_now > limit)
 		free_now = limit;
-	keep = cgroup_reserve(limit);
+	keep = reserve_add(cgroup_reserve(limit), huge);
 	free_now = free_now > keep ? free_now - keep : 0;
 	if (free_now < *room)
 		*room = free_now;
@@ -225,7 +267,8 @@ static void cgroup_level(uint64_t limit, uint64_t usage, uint64_t cache, uint64_
 
 /* v2: every level from the process's cgroup up to the mount's root has a
  * limit of its own; the root cgroup has no memory.max. */
-static void cgroup_bounds(const char *root, char *text, uint64_t *cap, uint64_t *room)
+static void cgroup_bounds(const char *root, char *text, uint64_t huge, uint64_t *cap,
+			  uint64_t *room)
 {
 	char dir[PATH_CAP];
 	size_t mnt_len;
@@ -245,7 +288,7 @@ static void cgroup_bounds(const char *root, char *text, uint64_t *cap, uint64_t 
 			return;
 		key_u64(text, "total_active_file", &act);
 		key_u64(text, "total_inactive_file", &inact);
-		cgroup_level(limit, usage, act + inact, cap, room);
+		cgroup_level(limit, usage, act + inact, huge, cap, room);
 		return;
 	}
 	for (;;) {
@@ -261,22 +304,12 @@ static void cgroup_bounds(const char *root, char *text, uint64_t *cap, uint64_t 
 			key_u64(text, "active_file", &act);
 			key_u64(text, "inactive_file", &inact);
 		}
-		cgroup_level(limit, usage, act + inact, cap, room);
+		cgroup_level(limit, usage, act + inact, huge, cap, room);
 		slash = strrchr(dir, '/');
 		if (!slash || (size_t)(slash - dir) < mnt_len)
 			break;
 		*slash = '\0';
 	}
-}
-
-/* Sums of nonsense saturate here, far above any memory, never wrap. */
-#define RESERVE_MAX (UINT64_MAX / 4)
-
-static uint64_t reserve_add(uint64_t a, uint64_t b)
-{
-	a = a < RESERVE_MAX ? a : RESERVE_MAX;
-	b = b < RESERVE_MAX ? b : RESERVE_MAX;
-	return a + b < RESERVE_MAX ? a + b : RESERVE_MAX;
 }
 
 /*
@@ -395,8 +428,9 @@ void node_memory_read_at(const char *root, struct node_memory *out)
 
 		out->capacity = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
 	}
+	/* text still holds meminfo when it was read; cgroup_bounds reuses it. */
 	if (text)
-		cgroup_bounds(root, text, &cg_cap, &cg_room);
+		cgroup_bounds(root, text, thp_collapse_bytes(root, text), &cg_cap, &cg_room);
 	if (cg_cap < out->capacity) {
 		out->capacity = cg_cap;
 		out->capacity_by = "memory cgroup limit";
