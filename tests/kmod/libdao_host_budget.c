@@ -11,9 +11,10 @@
  * the kernel kills it; without the cgroup's reserve the job in the cgroup
  * is killed after its refusal. After its refusal each job also has the
  * kernel collapse 2 MiB of its own memory into a huge page (MADV_COLLAPSE,
- * what khugepaged does to any job at any time): the new page is charged
- * beside the small ones it replaces, and without a huge page in the
- * cgroup's reserve that charge meets the cgroup's limit.
+ * what khugepaged does to any job at any time; khugepaged itself is paused
+ * for the cgroup's job): the new page is charged beside the small ones it
+ * replaces, and without a huge page in the cgroup's reserve that charge
+ * meets the cgroup's limit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -392,12 +393,36 @@ static int cg_setup(uint64_t limit)
 	return file_write(path, value);
 }
 
+#define KHUGEPAGED_SLEEP "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs"
+
+/*
+ * Pauses khugepaged (a scan a day), saving its pause in old: the job's
+ * collapse after its refusal is then the one collapse charged to its
+ * cgroup, at the moment the test chooses. A collapse of khugepaged's at
+ * the same time would need a second huge page beside it, which the
+ * cgroup's reserve does not hold (khugepaged collapses one at a time).
+ */
+static void khugepaged_pause(char *old, size_t cap)
+{
+	FILE *f = fopen(KHUGEPAGED_SLEEP, "r");
+
+	old[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(old, (int)cap, f))
+		old[0] = '\0';
+	fclose(f);
+	old[strcspn(old, "\n")] = '\0';
+	if (old[0])
+		file_write(KHUGEPAGED_SLEEP, "86400000");
+}
+
 TEST_F_TIMEOUT(node, job_in_a_memory_cgroup_stops_at_its_limit, 300)
 {
 	const uint64_t limit = 64 * MiB;
 	long long oom0 = vmstat_get("oom_kill");
 	struct fill *f = shared_fill();
-	char procs[128];
+	char procs[128], sleep_ms[32];
 	int ret = cg_setup(limit);
 
 	ASSERT_NE(NULL, f);
@@ -412,7 +437,10 @@ TEST_F_TIMEOUT(node, job_in_a_memory_cgroup_stops_at_its_limit, 300)
 	EXPECT_EQ(DAO_ERR_CONFIG, f->open_status);
 
 	/* The default budget is the cgroup's limit, and creates stop short of it. */
+	khugepaged_pause(sleep_ms, sizeof(sleep_ms));
 	EXPECT_EQ(0, run_fill(0, f, procs));
+	if (sleep_ms[0])
+		file_write(KHUGEPAGED_SLEEP, sleep_ms);
 	TH_LOG("in a cgroup of %llu MiB: host budget %llu MiB, wrote %llu MiB, stopped by %d",
 	       (unsigned long long)(limit >> 20), (unsigned long long)(f->host_budget >> 20),
 	       (unsigned long long)f->buffers, f->stop_status);
