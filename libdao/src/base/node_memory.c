@@ -396,12 +396,13 @@ void node_memory_read_at(const char *root, struct node_memory *out)
 	char *text = malloc(TEXT_CAP);
 	uint64_t total, avail, limit, committed, cg_cap = UINT64_MAX, cg_room = UINT64_MAX;
 	char mode[8];
+	bool have_meminfo = text && read_text(root, "/proc/meminfo", text, TEXT_CAP);
 
 	out->capacity = 0;
 	out->available = UINT64_MAX;
 	out->capacity_by = "physical memory";
 	out->available_by = "nothing (the node's memory could not be read)";
-	if (text && read_text(root, "/proc/meminfo", text, TEXT_CAP)) {
+	if (have_meminfo) {
 		if (key_u64(text, "MemTotal", &total))
 			out->capacity = total;
 		if (key_u64(text, "MemAvailable", &avail)) {
@@ -428,9 +429,11 @@ void node_memory_read_at(const char *root, struct node_memory *out)
 
 		out->capacity = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
 	}
-	/* text still holds meminfo when it was read; cgroup_bounds reuses it. */
+	/* text still holds meminfo when it was read (else it holds nothing
+	 * read); cgroup_bounds reuses it. */
 	if (text)
-		cgroup_bounds(root, text, thp_collapse_bytes(root, text), &cg_cap, &cg_room);
+		cgroup_bounds(root, text, thp_collapse_bytes(root, have_meminfo ? text : ""), &cg_cap,
+			      &cg_room);
 	if (cg_cap < out->capacity) {
 		out->capacity = cg_cap;
 		out->capacity_by = "memory cgroup limit";
