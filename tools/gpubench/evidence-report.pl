@@ -86,9 +86,11 @@ my $info = ok_result('info');
 my $bw = ok_result('bandwidth');
 my $rates = ok_result('rates');
 my $gpu = $info ? $info->{gpu} : undef;
-# torch.json, read once: its table below, and without the info step the
-# card as PyTorch named it.
+# The optional steps' files, read once: the tables and replays below and
+# the raw records. torch.json also names the card, as PyTorch does,
+# without the info step.
 my $torch_text = slurp("$dir/torch.json");
+my $um_text = slurp("$dir/um-experiments.json");
 my $torch_json = eval { $json->decode($torch_text // '') };
 my $torch_card = ref $torch_json eq 'HASH' ? $torch_json->{device_name} : undef;
 my $card = $gpu ? $gpu->{gpu} : $torch_card // 'unknown card';
@@ -117,9 +119,9 @@ my $tmp = tempdir(CLEANUP => 1);
 
 sub write_file {
 	my ($path, $text) = @_;
-	open(my $h, '>', $path) or die "$path: $!";
+	open(my $h, '>', $path) or fail("$path: $!");
 	print $h $text;
-	close $h or die "$path: $!";
+	close $h or fail("$path: $!");
 }
 
 # The rate a trace's kernels run at together: their flops over the time
@@ -148,7 +150,7 @@ sub trace_tflops {
 # prefetch-to-device and of its prefetch-to-host steps), not the copy
 # engine's. undef when the call has no probe.
 sub managed_rates {
-	my $u = eval { $json->decode(slurp("$dir/um-experiments.json") // '') };
+	my $u = eval { $json->decode($um_text // '') };
 	return undef unless ref $u eq 'HASH' && ref $u->{probe} eq 'HASH' && ref $u->{probe}{steps} eq 'ARRAY';
 	my %by;
 	push @{$by{$_->{name}}}, $_->{gb_per_s} for grep { $_->{name} && $_->{gb_per_s} } @{$u->{probe}{steps}};
@@ -560,15 +562,11 @@ $next = length($doc) if $next < 0;
 $doc = "$before\n\n$section" . (substr($doc, $next) =~ s/^\n*/\n/r);
 my %raw = (run => $start->{result}, records => \@records, device_file => $device_file,
 	   daosim_seconds => \%modeled, tests_tap => slurp("$dir/tests.tap"),
-	   um_experiments => slurp("$dir/um-experiments.json"), torch => slurp("$dir/torch.json"),
+	   um_experiments => $um_text, torch => $torch_text,
 	   nvidia_smi => slurp("$dir/nvidia-smi.txt"));
 mkdir $json_dir unless -d $json_dir;
-open(my $jh, '>', "$json_dir/$json_name") or fail("$json_dir/$json_name: $!");
-print $jh JSON::PP->new->canonical->pretty->encode(\%raw);
-close $jh or die;
-open(my $mh, '>', "$md.tmp") or fail("$md.tmp: $!");
-print $mh $doc;
-close $mh or die;
+write_file("$json_dir/$json_name", JSON::PP->new->canonical->pretty->encode(\%raw));
+write_file("$md.tmp", $doc);
 rename("$md.tmp", $md) or fail("$md: $!");
 print "evidence-report: added \"Run of $date $hhmm UTC on $card\" to $md, raw records in " .
 	"$json_dir/$json_name\n";
