@@ -8,7 +8,7 @@ UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRCS))
 TSAN_TESTS ?= test_executor test_threads test_publish test_api_reentrant test_log_level test_inbox \
 	test_create \
-	test_placement test_plan_policy
+	test_placement test_plan_policy test_policy_default
 
 define unit_variant
 $(BUILD)/$(1)/tests/%: tests/unit/%.c $(BUILD)/$(1)/lib/libdao-sim.a $(BUILD)/$(1)/lib/libdao.a tests/tap.h

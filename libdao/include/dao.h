@@ -75,7 +75,9 @@ typedef enum dao_backend_kind {
 } dao_backend_kind;
 
 typedef enum dao_policy {
-	DAO_POLICY_DEFAULT = 0, /* DAO_POLICY from the environment, else dao */
+	DAO_POLICY_DEFAULT = 0, /* DAO_POLICY from the environment, else dao (plan
+				 * for a job that marks iterations and does
+				 * not fit: dao_iteration) */
 	DAO_POLICY_DAO = 1,     /* next use weighted by eviction cost */
 	DAO_POLICY_BELADY = 2,  /* pure next use */
 	DAO_POLICY_LRU = 3,
@@ -353,7 +355,11 @@ DAO_API DAO_NODISCARD dao_status dao_read(dao_ctx ctx, dao_buf buf, uint64_t off
 DAO_API dao_status dao_sync(dao_ctx ctx);
 
 /* Mark an iteration boundary: the pattern of the iteration just ended
- * predicts uses beyond the lookahead window. */
+ * predicts uses beyond the lookahead window. On a device whose policy no
+ * context chose (neither dao_config nor DAO_POLICY) and that is not
+ * DAO_CONFIG_DETERMINISTIC, the first mark after the device first had to
+ * evict makes DAO_POLICY_PLAN its policy from there on (dao_info_get says
+ * so); if plan cannot start, the device keeps dao and logs a warning. */
 DAO_API dao_status dao_iteration(dao_ctx ctx);
 
 /* ------------------------------------------------------------- statistics */

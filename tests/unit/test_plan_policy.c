@@ -114,7 +114,11 @@ static void test_modeled(void)
 	       "last iteration's buffer is not in this one's plan: dao's key");
 	mark(&j, 20, 3);
 	c = counts(&j);
-	tap_ok(c.followed == 1 && c.built == 2, "the iteration followed its plan to the end");
+	tap_ok(c.followed == 1 && c.built == 1,
+	       "the iteration followed its plan to the end: counted, and no plan built from it "
+	       "(it would be the same)");
+	tap_ok(key(&j, 1, 19, POLICY_USE_UNKNOWN) == 21,
+	       "the plan in force goes on from the mark (a parameter keyed by it)");
 
 	/* Another size. */
 	iteration(&j, 20, 300, 2 * MB, false);
@@ -123,7 +127,8 @@ static void test_modeled(void)
 	       "a buffer of another size departs: counted, dao's keys at once");
 	mark(&j, 25, 4);
 	c = counts(&j);
-	tap_ok(c.followed == 1 && c.departures == 1, "and the iteration is not counted as followed");
+	tap_ok(c.followed == 1 && c.departures == 1 && c.built == 2,
+	       "and the iteration is not counted as followed; its plan is built");
 
 	/* The plan of that iteration (another size) is followed next; core's
 	 * re-rank at the mark keys a parameter by it; another buffer where a

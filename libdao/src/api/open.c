@@ -185,7 +185,10 @@ static const char *shared_conflict(const struct device *d, const struct resolved
 		if (dao_budget_round(want, d->be->align) != d->budget)
 			return "device budget";
 	}
-	if (rc->policy_explicit && rc->policy != d->policy.id)
+	/* The device's policy changes at most once, under dev->mu, at an
+	 * iteration mark (core/ask.c: the default for iterative jobs): read
+	 * without it. */
+	if (rc->policy_explicit && rc->policy != __atomic_load_n(&d->policy.id, __ATOMIC_ACQUIRE))
 		return "policy";
 	if ((rc->flags & DAO_CONFIG_DETERMINISTIC) && !(d->flags & DAO_CONFIG_DETERMINISTIC))
 		return "determinism";
@@ -229,10 +232,16 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 			dao_err("a context is already open on the %s device with another %s "
 				"(budget %llu, policy %s, lookahead %u%s)",
 				dao_backend_name(d->kind), differs, (unsigned long long)d->budget,
-				dao_policy_name(d->policy.id), d->lookahead,
-				d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "");
+				dao_policy_name(__atomic_load_n(&d->policy.id, __ATOMIC_ACQUIRE)),
+				d->lookahead, d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "");
 			return DAO_ERR_CONFLICT;
 		}
+		/* A context that chooses the policy the device has keeps it
+		 * (before it opens, so that no first mark comes between; an
+		 * open that then fails leaves the choice, which only keeps
+		 * the policy the process asked for). */
+		if (rc->policy_explicit)
+			__atomic_store_n(&d->policy_choice.chosen, true, __ATOMIC_RELEASE);
 		st = open_on(d, rc, true, out, &c);
 		registry_unlock();
 		if (st == DAO_OK)

@@ -10,6 +10,7 @@
 
 #include "base/fault.h"
 #include "backend/backend.h"
+#include "core/ask.h"
 #include "core/inbox.h"
 #include "core/launch.h"
 #include "core/queue.h"
@@ -169,6 +170,7 @@ dao_status dao_iteration(dao_ctx h)
 	op->kind = OP_ITER;
 	op->ctx = c;
 	queue_wait_turn(c->dev);
+	ask_iterations_begin(c->dev);
 	inbox_push(c->dev, op);
 	if (c->dev->trace.out)
 		dao_trace_writer_iteration(c->dev->trace.out, c->dev->trace.iter++);

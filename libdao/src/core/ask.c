@@ -13,11 +13,14 @@
 
 #include "base/fault.h"
 #include "backend/backend.h"
+#include "base/log.h"
 #include "core/ask.h"
 #include "core/horizon.h"
 #include "core/victim.h"
 
-dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
+/* pol's state for d and the buffer of its queued hook, d unchanged. */
+static dao_status create(struct device *d, const struct dao_policy_ops *pol, void **state,
+			 struct policy_use **uses_out)
 {
 	const struct dao_rates *r = &d->be->rates;
 	const struct policy_device dev = {
@@ -29,23 +32,80 @@ dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
 		.mem_bytes_per_s = r->mem_bytes_per_s,
 		.launch_ns = r->launch_ns,
 		.modeled = !d->be->holds_data, /* the simulator */
+		.ids_before = __atomic_load_n(&d->recs.next_id, __ATOMIC_RELAXED),
 	};
 	struct policy_use *uses = NULL;
-	void *state = NULL;
 	dao_status st;
 
+	*state = NULL;
 	if (!pol || !pol->rank || !pol->fetch_now || !pol->fetch_room)
 		return DAO_ERR_CONFIG;
 	if (pol->queued && !(uses = fault_calloc(DAO_MAX_OPERANDS, sizeof(*uses))))
 		return DAO_ERR_NOMEM;
-	if (pol->create && (st = pol->create(&dev, &state)) != DAO_OK) {
+	if (pol->create && (st = pol->create(&dev, state)) != DAO_OK) {
 		free(uses);
 		return st;
 	}
+	*uses_out = uses;
+	return DAO_OK;
+}
+
+dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
+{
+	struct policy_use *uses = NULL;
+	void *state;
+	dao_status st = create(d, pol, &state, &uses);
+
+	if (st != DAO_OK)
+		return st;
 	d->policy.ops = pol;
 	d->policy.state = state;
 	d->res.pol_uses = uses;
 	return DAO_OK;
+}
+
+/*
+ * The job queues an iteration mark on a device whose policy no context
+ * chose, and the device has had to evict: the default for iterative jobs
+ * (policy.c) takes over from here, once. Not before the first eviction:
+ * the plan only changes which records go and costs the executor a little
+ * per op, so a job whose data fits keeps the policy that costs least.
+ * Not on a deterministic device: the plan is built on a thread of its
+ * own, and which plan is ready at a mark would depend on thread timing.
+ * It starts from the same order (plan is dao until it has a plan to
+ * follow, and it records the iterations from this mark on), so nothing is
+ * re-ranked. If it cannot start, the device keeps its policy, says so and
+ * does not try again.
+ */
+void ask_iterations_begin(struct device *d)
+{
+	dao_policy to = policy_default_iterative();
+	const struct dao_policy_ops *pol = policy_ops(to);
+	struct policy_use *uses = NULL;
+	void *state;
+	dao_status st;
+
+	if (d->policy_choice.tried || !d->stats.evictions)
+		return;
+	d->policy_choice.tried = true;
+	if (__atomic_load_n(&d->policy_choice.chosen, __ATOMIC_ACQUIRE) ||
+	    d->policy.id != policy_default() || to == d->policy.id ||
+	    (d->flags & DAO_CONFIG_DETERMINISTIC))
+		return;
+	st = create(d, pol, &state, &uses);
+	if (st != DAO_OK) {
+		dao_warn("the job marks iterations, but policy %s could not start (%s): it keeps %s",
+			 dao_policy_name(to), dao_strerror(st), dao_policy_name(d->policy.id));
+		return;
+	}
+	ask_stop(d);
+	d->policy.ops = pol;
+	d->policy.state = state;
+	d->res.pol_uses = uses;
+	dao_info("the job marks iterations and its data does not fit: policy %s from here on, "
+		 "in place of %s (the default for such a job; DAO_POLICY chooses one)",
+		 dao_policy_name(to), dao_policy_name(d->policy.id));
+	__atomic_store_n(&d->policy.id, to, __ATOMIC_RELEASE);
 }
 
 void ask_summary(const struct device *d, char *buf, size_t len)

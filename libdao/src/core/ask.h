@@ -16,6 +16,10 @@
 /* Make pol the device's policy, with its state (d's budget, lookahead and
  * backend set); on failure d is as before. */
 dao_status ask_start(struct device *d, const struct dao_policy_ops *pol);
+/* The job queues an iteration mark: the default for iterative jobs takes
+ * over, once the device has evicted, where no context chose the policy
+ * (ask.c). */
+void ask_iterations_begin(struct device *d);
 /* Destroy the policy's state (none: nothing). */
 void ask_stop(struct device *d);
 /* The policy's own figures for the summary line ("" when it has none). */

@@ -25,7 +25,8 @@
  *             residency.c (what is resident, fetches, evictions),
  *             victim.c (the eviction order's heaps; the order is the
  *             policy's), ask.c (asking the policy: its state, a
- *             prefetch's room, cleaning ahead, its hooks), horizon.c (the
+ *             prefetch's room, cleaning ahead, its hooks; the default
+ *             for iterative jobs), horizon.c (the
  *             window's modeled time: due fetches, clean-ahead), publish.c
  *             (residency for daoctl, dao_publish.h), summary.c
  *             (DAO_SUMMARY: the figures as one line at close)

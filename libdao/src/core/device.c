@@ -87,6 +87,7 @@ dao_status device_create(struct dao_backend *be, const struct resolved_config *r
 	d->be = be;
 	d->kind = be->kind;
 	d->policy.id = rc->policy;
+	d->policy_choice.chosen = rc->policy_explicit;
 	d->lookahead = rc->lookahead;
 	d->flags = rc->flags;
 	d->report.log_level = rc->log_level;

@@ -399,6 +399,13 @@ struct device {
 		uint32_t nctx;
 		struct device *next; /* the next shared device (api/open.c) */
 	} sharing; /* between the contexts of a process */
+	/* The default for iterative jobs replaces only a policy no context
+	 * chose (core/ask.c). policy.id changes with it, under dev->mu, and
+	 * is read without it where a context joins the device (atomic). */
+	struct {
+		bool chosen;  /* by a context: dao_config or DAO_POLICY (atomic) */
+		bool tried;   /* it was tried, at a mark after an eviction (dev->mu) */
+	} policy_choice;
 
 	struct dev_queue q __attribute__((aligned(64))); /* queue.c, executor.c */
 	struct dev_inbox inbox;   /* inbox.c */

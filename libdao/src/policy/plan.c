@@ -6,7 +6,8 @@
  * A job that calls dao_iteration repeats itself: once it has run one
  * iteration, the whole of the next is known. The queued hook records the
  * ops of the device's stream; at each iteration mark the iteration that
- * just ended goes to a thread of this policy's own, which builds the plan
+ * just ended (unless it followed its plan to the end: its plan would be
+ * the same) goes to a thread of this policy's own, which builds the plan
  * (plan_build.c: every buffer's uses across the iteration) within a CPU
  * time limit, off the executor's path. From the next mark the newest plan
  * built is followed (the one before it while a build is still running):
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fault.h"
 #include "policy/plan.h"
 #include "policy/plan_build.h"
 #include "policy/policy.h"
@@ -115,11 +117,14 @@ static void *planner_main(void *arg)
 
 static dao_status plan_create(const struct policy_device *dev, void **state)
 {
-	struct plan_state *s = calloc(1, sizeof(*s));
+	struct plan_state *s = fault_calloc(1, sizeof(*s));
 
 	if (!s)
 		return DAO_ERR_NOMEM;
 	s->recording = true;
+	/* Records made before the policy started were named before any
+	 * iteration it records. */
+	s->max_id = dev->ids_before ? dev->ids_before - 1 : 0;
 	s->modeled = dev->modeled;
 	if (pthread_mutex_init(&s->lock, NULL)) {
 		free(s);
@@ -130,7 +135,7 @@ static dao_status plan_create(const struct policy_device *dev, void **state)
 		free(s);
 		return DAO_ERR_NOMEM;
 	}
-	if (!s->modeled && pthread_create(&s->thread, NULL, planner_main, s)) {
+	if (!s->modeled && fault_pthread_create(&s->thread, NULL, planner_main, s)) {
 		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
@@ -370,19 +375,24 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 	enum policy_after after = POLICY_CONTINUE;
 	size_t k = first_after(&s->rec, m->seq);
 	uint64_t max_before = k < s->rec.nops ? s->max_before[k] : s->max_id;
+	bool followed = false;
 	struct plan *p;
 
 	if (s->follow) {
 		if (!s->departed && (s->cursor != s->follow->nops || m->seq - s->mark_seq != s->follow->len))
 			s->counts.departures++;
 		else if (!s->departed)
-			s->counts.followed++;
+			followed = true;
+		s->counts.followed += followed;
 		after = rerank_if_keyed(s); /* its keys count from the mark */
 	}
 	if (s->recording) {
-		if (s->have_mark)
+		/* What came before the first mark is no iteration; an iteration
+		 * that followed its plan to the end would build the same plan
+		 * again (the same ops, uses and buffers), so it is not built. */
+		if (s->have_mark && !followed)
 			hand_off(s, m, k);
-		else /* what came before the first mark is no iteration */
+		else
 			drop_front(s, k);
 	}
 	s->have_mark = true;
@@ -394,6 +404,12 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 	s->counts.built = s->built;
 	s->counts.late = s->late;
 	pthread_mutex_unlock(&s->lock);
+	/* A plan built since, from an iteration before the one just
+	 * followed: the plan in force describes the job as it is now. */
+	if (followed && p) {
+		plan_free(p);
+		p = NULL;
+	}
 	/* The newest plan built, else the one followed so far: a build slower
 	 * than an iteration leaves the last plan in force. */
 	if (!s->recording) {

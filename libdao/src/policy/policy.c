@@ -56,6 +56,15 @@ dao_policy policy_default(void)
 	return DAO_POLICY_DAO;
 }
 
+/* plan is dao until it has a plan to follow, and dao again from any op
+ * that departs from it; step by step it is never slower than dao in
+ * modeled time, and up to 18% faster at libdao's window
+ * (Documentation/daosim.md, "The plan policy step by step"). */
+dao_policy policy_default_iterative(void)
+{
+	return DAO_POLICY_PLAN;
+}
+
 bool policy_valid(dao_policy p)
 {
 	return p == DAO_POLICY_DEFAULT || policy_entry(p) != NULL;

@@ -173,6 +173,11 @@ struct policy_device {
 	 * its time, so the policy does it at once, and the run is the same
 	 * every time. */
 	bool modeled;
+	/* Records of a smaller id existed before the policy took over (1 at
+	 * open: ids start at 1). A policy created for a device already in use
+	 * (the default for a job that marks iterations, policy.c) knows from
+	 * it which records were not made after it started. */
+	uint64_t ids_before;
 };
 
 /* An iteration mark (dao_iteration) reached by the executor. */
@@ -268,6 +273,9 @@ const struct dao_policy_entry *policy_named(const char *name);
 const struct dao_policy_ops *policy_ops(dao_policy p);
 /* What DAO_POLICY_DEFAULT resolves to. */
 dao_policy policy_default(void);
+/* What a device whose policy the job did not choose takes at its first
+ * iteration mark (dao_iteration): the default for iterative jobs. */
+dao_policy policy_default_iterative(void);
 /* Whether p may appear in a dao_config (a policy, or DEFAULT). */
 bool policy_valid(dao_policy p);
 
