@@ -21,7 +21,7 @@ enum bench_placement {
 
 struct bench_options {
 	bool json;
-	uint64_t kernels;      /* overhead: kernels per measurement */
+	uint64_t kernels;      /* overhead, iterations: kernels per measurement */
 	uint64_t live[BENCH_MAX_LIVE]; /* overhead: live-buffer counts, one row each */
 	size_t nlive;
 	unsigned placements;   /* overhead: bit (1 << enum bench_placement) per placement */
@@ -58,5 +58,6 @@ void bench_close(dao_ctx ctx, const dao_buf *bufs, uint64_t n, dao_status *st, c
 
 int bench_overhead(const struct bench_options *o);
 int bench_copy(const struct bench_options *o);
+int bench_iterations(const struct bench_options *o);
 
 #endif /* DAO_BENCH_H */

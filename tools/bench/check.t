@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# dao-bench keeps working: both measurements run at a small size and print
+# dao-bench keeps working: every measurement runs at a small size and prints
 # well-formed JSON with the documented keys, and bad arguments are refused.
 # No figure is checked: performance is never asserted (TAP, run by prove).
 set -u
@@ -44,6 +44,19 @@ json_ok "$tmp/copy.json" '
 	!grep { !($_->{gbps} > 0 && $_->{memcpy_gbps} > 0 && $_->{ratio} > 0) } @$j'
 ok $? "copy --json: bytes moved are those of a miss on every kernel"
 
+"$bin" iterations --json --kernels 2000 >"$tmp/iter.json" 2>"$tmp/iter.err"
+ok $? "iterations --json runs"
+# The policy in force is behaviour, not a figure: with none chosen, dao
+# while every buffer fits, plan once the job has had to evict; a chosen
+# one stays.
+json_ok "$tmp/iter.json" '
+	ref($j) eq "ARRAY" && @$j == 6 &&
+	join(" ", map { "$_->{budget}/$_->{policy_asked}/$_->{policy_in_force}" } @$j) eq
+	  "fits/default/dao fits/dao/dao fits/plan/plan half/default/plan half/dao/dao half/plan/plan" &&
+	!grep { !($_->{ns_per_kernel} > 0 && $_->{kernels} == 2000 &&
+		  ($_->{budget} eq "fits") == ($_->{evictions} == 0)) } @$j'
+ok $? "iterations --json: six rows; no policy chosen is dao while the data fits and plan once it does not"
+
 # DAO_BACKEND counts (a batch system sets it for every task): the tool's own
 # default must not win. Without a GPU libdao refuses cuda-managed; never host.
 DAO_LOG=info DAO_BACKEND=cuda-managed "$bin" overhead --kernels 10 --json >"$tmp/env.out" \
@@ -76,5 +89,8 @@ refuse copy --buffer-bytes 0
 refuse copy --buffer-bytes 2T
 refuse copy --rounds
 refuse copy extra
+refuse iterations --buffers 4
+refuse iterations --kernels 0
+refuse iterations --live 1000
 
 tap_done

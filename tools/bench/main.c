@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dao-bench - figures about libdao itself (not a test: it asserts nothing
- * about speed). Subcommands: overhead, copy.
+ * about speed). Subcommands: overhead, copy, iterations.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +23,7 @@ static void usage(FILE *f)
 		"                          [--placement split|shared|both]\n"
 		"       dao-bench copy [--json] [--backend B] [--buffer-bytes B] [--buffers N]\n"
 		"                      [--rounds R]\n"
+		"       dao-bench iterations [--json] [--kernels N]\n"
 		"\n"
 		"overhead  ns per empty kernel with 4 resident operands and ns per buffer\n"
 		"          create, with each count of live buffers (default\n"
@@ -33,7 +34,12 @@ static void usage(FILE *f)
 		"          N buffers of B bytes (default 8 of 64M) cycled R times (default 4)\n"
 		"          through a budget that holds half of them, on backend B:\n"
 		"          %s (default DAO_BACKEND\n"
-		"          when set, else host)\n",
+		"          when set, else host)\n"
+		"iterations  ns per empty kernel of a job that marks an iteration every\n"
+		"          1000 kernels (4 of 1000 buffers of 4 KiB named in turn), with no\n"
+		"          policy chosen, with dao and with plan, in a budget that holds every\n"
+		"          buffer and in one that holds half; and the policy in force at the\n"
+		"          end (N kernels per run, default 300000)\n",
 		backends);
 }
 
@@ -148,7 +154,7 @@ int main(int argc, char **argv)
 		.placements = (1u << BENCH_SPLIT) | (1u << BENCH_SHARED),
 		.backend = bench_env_backend(),
 	};
-	bool is_overhead, is_copy;
+	bool is_overhead, is_copy, is_iterations;
 	int c, err = 0;
 
 	if (argc < 2 || strcmp(argv[1], "--help") == 0) {
@@ -157,7 +163,10 @@ int main(int argc, char **argv)
 	}
 	is_overhead = strcmp(argv[1], "overhead") == 0;
 	is_copy = strcmp(argv[1], "copy") == 0;
-	if (!is_overhead && !is_copy) {
+	is_iterations = strcmp(argv[1], "iterations") == 0;
+	if (is_iterations)
+		o.kernels = 300000;
+	if (!is_overhead && !is_copy && !is_iterations) {
 		fprintf(stderr, "dao-bench: unknown subcommand '%s'\n", argv[1]);
 		usage(stderr);
 		return 2;
@@ -170,7 +179,8 @@ int main(int argc, char **argv)
 			o.json = true;
 			break;
 		case O_KERNELS:
-			err = only_for("--kernels", "overhead", is_overhead) ||
+			err = only_for("--kernels", "overhead' and 'iterations",
+				       is_overhead || is_iterations) ||
 			      parse_count("--kernels", optarg, 1, UINT64_C(1) << 32, &o.kernels);
 			break;
 		case O_LIVE:
@@ -217,5 +227,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	return is_overhead ? bench_overhead(&o) : bench_copy(&o);
+	return is_overhead ? bench_overhead(&o) : is_copy ? bench_copy(&o) : bench_iterations(&o);
 }
