@@ -356,10 +356,10 @@ DAO_API dao_status dao_sync(dao_ctx ctx);
 
 /* Mark an iteration boundary: the pattern of the iteration just ended
  * predicts uses beyond the lookahead window. On a device whose policy no
- * context chose (neither dao_config nor DAO_POLICY) and that is not
- * DAO_CONFIG_DETERMINISTIC, the first mark after the device first had to
- * evict makes DAO_POLICY_PLAN its policy from there on (dao_info_get says
- * so); if plan cannot start, the device keeps dao and logs a warning. */
+ * context chose (neither dao_config nor DAO_POLICY), the first mark after
+ * the device first had to evict makes DAO_POLICY_PLAN its policy from
+ * there on (dao_info_get says so); if plan cannot start, the device keeps
+ * dao and logs a warning. */
 DAO_API dao_status dao_iteration(dao_ctx ctx);
 
 /* ------------------------------------------------------------- statistics */

@@ -72,11 +72,12 @@ static struct plan_counts counts(struct job *j)
 	return c;
 }
 
-static void start(struct job *j, bool modeled)
+static void start_on(struct job *j, bool modeled, bool deterministic)
 {
 	struct policy_device dev = { .budget = 64 * MB, .lookahead = 64, .h2d_bytes_per_s = 1e9,
 				     .d2h_bytes_per_s = 1e9, .flops_per_s = 1e12,
-				     .mem_bytes_per_s = 1e12, .modeled = modeled };
+				     .mem_bytes_per_s = 1e12, .modeled = modeled,
+				     .deterministic = deterministic };
 
 	if (policy_plan.create(&dev, &j->s) != DAO_OK)
 		tap_bail("plan: create");
@@ -87,6 +88,11 @@ static void start(struct job *j, bool modeled)
 	op(j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
 	mark(j, 10, 1);
 	iteration(j, 10, 100, MB, false);
+}
+
+static void start(struct job *j, bool modeled)
+{
+	start_on(j, modeled, false);
 }
 
 static void test_modeled(void)
@@ -214,6 +220,22 @@ static void test_thread(void)
 	policy_plan.destroy(j.s);
 }
 
+/* A deterministic device (DAO_CONFIG_DETERMINISTIC) decides from the
+ * program alone: the plan is built at the mark, as on a modeled one, never
+ * on a thread whose timing would choose the mark it is followed from. */
+static void test_deterministic(void)
+{
+	struct job j;
+
+	start_on(&j, false, true);
+	tap_ok(mark(&j, 15, 2) == POLICY_RERANK && counts(&j).built == 1,
+	       "deterministic: the plan is built at the mark and followed at once");
+	iteration(&j, 15, 200, MB, false);
+	tap_ok(key(&j, 1, 16, POLICY_USE_UNKNOWN) == 19 && counts(&j).departures == 0,
+	       "deterministic: its next uses key the records from the first iteration after it");
+	policy_plan.destroy(j.s);
+}
+
 int main(void)
 {
 	tap_ok(policy_named("plan") && policy_named("plan")->ops == &policy_plan &&
@@ -222,6 +244,7 @@ int main(void)
 	test_modeled();
 	test_extra_op();
 	test_thread();
+	test_deterministic();
 	tap_plan_done();
 	return tap_exit();
 }

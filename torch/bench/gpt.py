@@ -275,9 +275,11 @@ def main():
         trace = os.path.join(args.trace_dir, "torch-%s.trace" % be) if args.trace_dir else None
         try:
             dao_torch.open(backend=be, budget=budget, deterministic=True, trace=trace)
-            conf = dao_torch.info()
             losses, times = train(cfg, data, dao_torch.device, "dao", on_dao=True)
             st = dao_torch.stats()
+            # The policy in force at the end: with none chosen, plan from
+            # a mark after the first eviction (libdao.md, DAO_POLICY).
+            conf = dao_torch.info()
             leaked = dao_torch.close()
         except Exception as e:  # noqa: BLE001 - recorded, the next run goes on
             if dao_torch.is_open():

@@ -134,7 +134,11 @@ def program(cfg, steps, device):
 
 
 def measure_run(cfg, steps, budget, trace):
-    dao_torch.open(backend="host", budget=budget, lookahead=LOOKAHEAD, deterministic=True, trace=trace)
+    # The policy daosim replays it with, chosen: with none chosen the job
+    # would take plan at a mark after its first eviction (libdao.md,
+    # DAO_POLICY), which a replay under one named policy does not do.
+    dao_torch.open(backend="host", budget=budget, lookahead=LOOKAHEAD, deterministic=True, trace=trace,
+                   policy="dao")
     t0 = time.perf_counter()
     total = program(cfg, steps, dao_torch.device)
     submit = time.perf_counter() - t0

@@ -48,9 +48,11 @@ def main():
         trace = os.path.join(d, dao.get("trace", "none"))
         head = open(trace).readline() if os.path.exists(trace) else ""
         tap.ok(dao.get("trace") == "torch-host.trace" and head.startswith("dao-trace ") and
-               len(dao.get("step_times", [])) == 3 and dao.get("policy") == "dao" and dao.get("lookahead", 0) > 0,
-               "--trace-dir: the dao run's trace (%s), its steps' times, policy and lookahead, for daosim"
-               % head.strip())
+               len(dao.get("step_times", [])) == 3 and dao.get("lookahead", 0) > 0 and
+               dao.get("policy") == ("plan" if dao.get("evictions", 0) > 0 else "dao"),
+               "--trace-dir: the dao run's trace (%s), its steps' times, lookahead and the policy in "
+               "force at the end (%s: plan once it evicted, with none chosen), for daosim"
+               % (head.strip(), dao.get("policy")))
         tap.ok("CUDA" in runs.get("save_on_cpu", {}).get("skipped", ""),
                "save_on_cpu skipped, saying why: %s" % runs.get("save_on_cpu"))
         out2 = os.path.join(d, "late.json")

@@ -32,6 +32,7 @@ static dao_status create(struct device *d, const struct dao_policy_ops *pol, voi
 		.mem_bytes_per_s = r->mem_bytes_per_s,
 		.launch_ns = r->launch_ns,
 		.modeled = !d->be->holds_data, /* the simulator */
+		.deterministic = (d->flags & DAO_CONFIG_DETERMINISTIC) != 0,
 		.ids_before = __atomic_load_n(&d->recs.next_id, __ATOMIC_RELAXED),
 	};
 	struct policy_use *uses = NULL;
@@ -70,8 +71,8 @@ dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
  * (policy.c) takes over from here, once. Not before the first eviction:
  * the plan only changes which records go and costs the executor a little
  * per op, so a job whose data fits keeps the policy that costs least.
- * Not on a deterministic device: the plan is built on a thread of its
- * own, and which plan is ready at a mark would depend on thread timing.
+ * The first eviction and the marks are the program's, so on a
+ * deterministic device the switch is too (plan builds at the mark there).
  * It starts from the same order (plan is dao until it has a plan to
  * follow, and it records the iterations from this mark on), so nothing is
  * re-ranked. If it cannot start, the device keeps its policy, says so and
@@ -89,8 +90,7 @@ void ask_iterations_begin(struct device *d)
 		return;
 	d->policy_choice.tried = true;
 	if (__atomic_load_n(&d->policy_choice.chosen, __ATOMIC_ACQUIRE) ||
-	    d->policy.id != policy_default() || to == d->policy.id ||
-	    (d->flags & DAO_CONFIG_DETERMINISTIC))
+	    d->policy.id != policy_default() || to == d->policy.id)
 		return;
 	st = create(d, pol, &state, &uses);
 	if (st != DAO_OK) {

@@ -9,7 +9,9 @@
  * just ended (unless it followed its plan to the end: its plan would be
  * the same) goes to a thread of this policy's own, which builds the plan
  * (plan_build.c: every buffer's uses across the iteration) within a CPU
- * time limit, off the executor's path. From the next mark the newest plan
+ * time limit, off the executor's path (at the mark itself on a modeled
+ * device, and on a deterministic one, whose decisions must not depend on
+ * when a thread finishes). From the next mark the newest plan
  * built is followed (the one before it while a build is still running):
  * each op entering the access-pattern table is checked against it (the
  * same offset, kind, records, space and modes), and while
@@ -66,7 +68,9 @@ struct plan_state {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_t thread;
-	bool modeled; /* build at the mark (policy_device.modeled): no thread */
+	/* Build at the mark, no thread: a modeled device (the simulator's
+	 * clock) or a deterministic one (policy_device). */
+	bool at_mark;
 	bool stop, job_pending;
 	struct plan_record job;
 	size_t job_nops;
@@ -125,7 +129,7 @@ static dao_status plan_create(const struct policy_device *dev, void **state)
 	/* Records made before the policy started were named before any
 	 * iteration it records. */
 	s->max_id = dev->ids_before ? dev->ids_before - 1 : 0;
-	s->modeled = dev->modeled;
+	s->at_mark = dev->modeled || dev->deterministic;
 	if (pthread_mutex_init(&s->lock, NULL)) {
 		free(s);
 		return DAO_ERR_NOMEM;
@@ -135,7 +139,7 @@ static dao_status plan_create(const struct policy_device *dev, void **state)
 		free(s);
 		return DAO_ERR_NOMEM;
 	}
-	if (!s->modeled && fault_pthread_create(&s->thread, NULL, planner_main, s)) {
+	if (!s->at_mark && fault_pthread_create(&s->thread, NULL, planner_main, s)) {
 		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
@@ -158,7 +162,7 @@ static void plan_destroy(void *state)
 {
 	struct plan_state *s = state;
 
-	if (!s->modeled) {
+	if (!s->at_mark) {
 		pthread_mutex_lock(&s->lock);
 		s->stop = true;
 		pthread_cond_signal(&s->wake);
@@ -340,7 +344,7 @@ static void hand_off(struct plan_state *s, const struct policy_mark *m, size_t k
 	s->job_len = m->seq - s->mark_seq;
 	s->job_max_id = s->mark_max_id;
 	s->job_pending = true;
-	if (s->modeled)
+	if (s->at_mark)
 		build_job(s);
 	else
 		pthread_cond_signal(&s->wake);

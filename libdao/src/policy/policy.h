@@ -173,6 +173,10 @@ struct policy_device {
 	 * its time, so the policy does it at once, and the run is the same
 	 * every time. */
 	bool modeled;
+	/* Decisions must depend on the program alone
+	 * (DAO_CONFIG_DETERMINISTIC): no work in the background whose timing
+	 * would show in them, so it too is done at once. */
+	bool deterministic;
 	/* Records of a smaller id existed before the policy took over (1 at
 	 * open: ids start at 1). A policy created for a device already in use
 	 * (the default for a job that marks iterations, policy.c) knows from
