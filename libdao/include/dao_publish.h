@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dao_publish.h - the shared-memory segment through which a libdao process
- * shows its residency to daoctl (layout version 2, Documentation/daoctl.md).
+ * shows its residency to daoctl (layout version 3, Documentation/daoctl.md).
  *
  * One segment per device of a process: DAO_PUB_DIR/dao.<uid>.<pid>.<serial>,
  * mode 0600, created under a temporary name and renamed once its header is
@@ -21,10 +21,13 @@
  * Keeping the two parts apart lets a reader copy the table without being
  * starved by the per-op summary updates.
  *
- * Versions grow only by appending fields to the header: version 2 added
- * slurm_job_id. summary_off is the size of the header the writer knows, so
- * a reader takes a version-1 segment (summary_off ==
- * DAO_PUB_HEADER_V1_BYTES) as a version-2 header with the new fields zero.
+ * Versions grow only by appending fields, to the header or to the summary:
+ * version 2 added slurm_job_id to the header, version 3 the policy in
+ * force to the summary (a job that chose none takes plan at an iteration
+ * mark; the header's policy is the one the device opened with).
+ * summary_off is the size of the header the writer knows, and table_off -
+ * summary_off the size of its summary, so a reader takes an older segment
+ * (dao_pub_summary_bytes_of its version) with the fields it lacks zero.
  */
 #ifndef DAO_PUBLISH_H
 #define DAO_PUBLISH_H
@@ -41,7 +44,7 @@
 #define DAO_PUB_TMP_PREFIX ".dao-tmp."
 /* "DAOPUB" in memory order on little-endian machines. */
 #define DAO_PUB_MAGIC 0x00004255504f4144ull
-#define DAO_PUB_VERSION 2u
+#define DAO_PUB_VERSION 3u
 /* Buffers published per device; the largest ones are kept. */
 #define DAO_PUB_BUFS 256u
 #define DAO_PUB_TEXT 64
@@ -110,7 +113,12 @@ struct dao_pub_summary {
 	uint64_t ops;          /* executor ops done (the device's logical time) */
 	uint64_t updated_ns;   /* CLOCK_MONOTONIC_COARSE at the last update */
 	uint64_t updates;      /* summary writes so far */
+	/* version 3 */
+	uint64_t policy;       /* the dao_policy in force (0: not published) */
 };
+
+/* The summary of versions 1 and 2: everything before policy. */
+#define DAO_PUB_SUMMARY_V2_BYTES offsetof(struct dao_pub_summary, policy)
 
 /* The table's head, followed by `count` struct dao_pub_buf. */
 struct dao_pub_table {
@@ -142,9 +150,16 @@ struct dao_pub_area {
 	_Atomic uint64_t w[];
 };
 
+/* The summary area of a segment of layout `version` (1 to DAO_PUB_VERSION). */
+static inline size_t dao_pub_summary_bytes_of(uint32_t version)
+{
+	return sizeof(struct dao_pub_area) +
+	       (version < 3 ? DAO_PUB_SUMMARY_V2_BYTES : sizeof(struct dao_pub_summary));
+}
+
 static inline size_t dao_pub_summary_bytes(void)
 {
-	return sizeof(struct dao_pub_area) + sizeof(struct dao_pub_summary);
+	return dao_pub_summary_bytes_of(DAO_PUB_VERSION);
 }
 
 static inline size_t dao_pub_table_bytes(uint32_t cap)

@@ -159,25 +159,36 @@ ok $? "Documentation/daoctl.md documents every member of ps --json${undocumented
 ok $(is1 "$(json "$tmp/held.out" '$j->{stats}{evictions} > 0')") \
 	"the budget forced evictions (the comparisons above mean something)"
 
-# An older libdao (layout 1, no slurm_job_id) still running beside a new
-# daoctl: made from the held job's segment by cutting the appended word out
-# of its header, as serial 99 of the same (live) process.
+# An older libdao (layout 1, no slurm_job_id; layout 2, no policy in the
+# summary) still running beside a new daoctl: made from the held job's
+# segment by cutting the appended words out of its header (the 8 bytes at
+# 184, layout 1 only) and out of its summary (the policy, the last of the
+# summary area's 176 bytes at 192), as serial 99 and 98 of the same (live)
+# process.
+held_seg=$(ls /dev/shm/dao."$uid"."$pid_held".* | grep -v '\.9[89]$' | head -1)
+older() {
+	perl -e 'my ($layout, $serial) = @ARGV[2, 3]; local $/; open(my $f, "<", $ARGV[0]) or die;
+	my $s = <$f>; my $hb = $layout == 1 ? 184 : 192; my $cut = 192 - $hb + 8;
+	my $h = substr($s, 0, $hb); my $sum = substr($s, 192, 168); my $rest = substr($s, 192 + 176);
+	substr($h, 8, 4) = pack("L<", $layout);                               # version
+	substr($h, 16, 8) = pack("Q<", unpack("Q<", substr($h, 16, 8)) - $cut); # total_bytes
+	substr($h, 24, 8) = pack("Q<", $hb);                                  # summary_off
+	substr($h, 32, 8) = pack("Q<", unpack("Q<", substr($h, 32, 8)) - $cut); # table_off
+	substr($h, 64, 4) = pack("L<", $serial);                              # serial
+	umask 077; open(my $o, ">", $ARGV[1]) or die; print $o $h . $sum . $rest; close $o or die' \
+		"$held_seg" "$2" "$1" "$3"
+}
 v1=/dev/shm/dao.$uid.$pid_held.99
-perl -e 'local $/; open(my $f, "<", $ARGV[0]) or die; my $s = <$f>;
-	my $h = substr($s, 0, 184); my $rest = substr($s, 192);
-	substr($h, 8, 4) = pack("L<", 1);                                  # version
-	substr($h, 16, 8) = pack("Q<", unpack("Q<", substr($h, 16, 8)) - 8); # total_bytes
-	substr($h, 24, 8) = pack("Q<", 184);                               # summary_off
-	substr($h, 32, 8) = pack("Q<", unpack("Q<", substr($h, 32, 8)) - 8); # table_off
-	substr($h, 64, 4) = pack("L<", 99);                                # serial
-	umask 077; open(my $o, ">", $ARGV[1]) or die; print $o $h . $rest; close $o or die' \
-	"$(ls /dev/shm/dao."$uid"."$pid_held".* | grep -v '\.99$' | head -1)" "$v1"
+v2=/dev/shm/dao.$uid.$pid_held.98
+older 1 "$v1" 99
+older 2 "$v2" 98
 "$daoctl" show "$pid_held" --json >"$tmp/show-v1.json"
-ok $(is1 "$(json "$tmp/show-v1.json" '$j->{process}{devices} == 2 &&
+ok $(is1 "$(json "$tmp/show-v1.json" '$j->{process}{devices} == 3 &&
 	(grep { $_->{serial} == 99 && $_->{kernels} > 0 } @{$j->{devices}}) == 1 &&
+	(grep { $_->{serial} == 98 && $_->{kernels} > 0 && $_->{policy} eq "dao" } @{$j->{devices}}) == 1 &&
 	!defined $j->{process}{slurm_job_id}')") \
-	"a layout-1 segment is read beside a layout-2 one (no Slurm job id)"
-rm -f "$v1"
+	"layout-1 and layout-2 segments are read beside a layout-3 one (no Slurm job id, the header's policy)"
+rm -f "$v1" "$v2"
 ok $(is1 "$(json "$tmp/show.json" '$j->{process}{kernels} == $k->{stats}{kernels} &&
 	$j->{devices}[0]{kernels} == $k->{stats}{kernels}' "$tmp/held.out")") \
 	"show --json: process and device summaries equal the job's"
@@ -226,6 +237,24 @@ else
 	skip "not root: cannot run daoctl as another user"
 	skip "not root"
 fi
+
+# The held job chose no policy and marks no iterations: dao. One that marks
+# them and evicts takes plan at a mark, after its header was written: the
+# summary's policy (layout 3) names it.
+ok $(is1 "$(json "$tmp/show.json" '$j->{process}{policy} eq "dao" && $j->{devices}[0]{policy} eq "dao"')") \
+	"show --json: a job that chose no policy and marks no iterations runs dao"
+start_job iter --buffers 10 --size 32K --budget 640K --kernels 300 --iterate 50 --hold
+poll 30 has_line "$tmp/iter.out"
+"$daoctl" show "$pid_iter" --json >"$tmp/iter.json"
+[ "$(json "$tmp/iter.json" '$j->{process}{policy} eq "plan" && $j->{devices}[0]{policy} eq "plan"')$(
+	json "$tmp/iter.out" '$j->{stats}{evictions} > 0')" = 11 ]
+ok $? "show --json: one that marks iterations and evicts runs plan, as the summary says"
+"$daoctl" show "$pid_iter" >"$tmp/iter.txt"
+grep -q "policy plan" "$tmp/iter.txt"
+ok $? "show: so does the text view"
+eval "exec $fd_iter>&-"
+wait "$pid_iter"
+ok $? "the iterating job closed cleanly"
 
 eval "exec $fd_held>&-"
 wait "$pid_held"

@@ -3,11 +3,12 @@
  * pubjob.c - a small libdao job for daoctl's end-to-end tests.
  *
  *   dao-pubjob [--buffers N] [--size BYTES] [--budget BYTES] [--kernels K]
- *              [--hold] [--forever]
+ *              [--iterate I] [--hold] [--forever]
  *
  * Buffer i (label "buf<i>") holds (i + 1) * BYTES; kernel k updates buffer
  * k mod N and reads the next one, so a budget below the total forces
- * evictions. After the kernels the job syncs and prints, on one line, its own
+ * evictions; --iterate marks an iteration (dao_iteration) after every I
+ * kernels. After the kernels the job syncs and prints, on one line, its own
  * view as JSON: {"pid":..,"stats":{dao_stats},"buffers":[{"label","size"}]}.
  * --hold then waits for a line (or EOF) on stdin before closing, so a test
  * can compare daoctl's view with the job's while nothing moves; --forever
@@ -89,11 +90,12 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "budget", required_argument, NULL, 'b' },
 		{ "kernels", required_argument, NULL, 'k' },
+		{ "iterate", required_argument, NULL, 'i' },
 		{ "hold", no_argument, NULL, 'H' },
 		{ "forever", no_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t size = 64 << 10, budget = 0, kernels = 100, n = 8;
+	uint64_t size = 64 << 10, budget = 0, kernels = 100, n = 8, every = 0;
 	bool hold = false, forever = false;
 	dao_config cfg;
 	dao_ctx ctx;
@@ -108,6 +110,7 @@ int main(int argc, char **argv)
 		case 's': size = size_arg("--size", optarg); break;
 		case 'b': budget = size_arg("--budget", optarg); break;
 		case 'k': kernels = size_arg("--kernels", optarg); break;
+		case 'i': every = size_arg("--iterate", optarg); break;
 		case 'H': hold = true; break;
 		case 'F': forever = true; break;
 		default: return 2;
@@ -153,6 +156,8 @@ int main(int argc, char **argv)
 		st = dao_launch_named(ctx, "touch", size, touch, NULL, ops, k < n ? 1 : 2);
 		if (st != DAO_OK)
 			die("dao_launch", st);
+		if (every && (k + 1) % every == 0 && (st = dao_iteration(ctx)) != DAO_OK)
+			die("dao_iteration", st);
 	}
 	st = dao_sync(ctx);
 	if (st != DAO_OK)

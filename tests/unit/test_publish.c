@@ -319,6 +319,14 @@ static void test_segment(void)
 	TAP_IS_U64(s.host_bytes, ds.host_bytes, "summary: host bytes as dao_stats_get");
 	TAP_IS_U64(s.live_buffers, ds.live_buffers, "summary: live buffers as dao_stats_get");
 	tap_ok(ds.evictions > 0, "the budget forced evictions (the check above means something)");
+	TAP_IS_U64(s.policy, DAO_POLICY_DAO, "summary: the policy in force, dao (layout 3)");
+	/* No policy chosen, an iteration marked after an eviction: plan. */
+	TEST_TRY(dao_iteration(ctx));
+	TEST_TRY(dao_sync(ctx));
+	read_summary(&v, &s);
+	tap_ok(s.policy == DAO_POLICY_PLAN &&
+		       !strcmp(((const struct dao_pub_header *)v.map)->policy, "dao"),
+	       "summary: plan in force after a mark; the header keeps the policy it opened with");
 
 	b = calloc(v.h.buf_cap, sizeof(*b));
 	if (!b)

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dao.h"
 #include "daoctl.h"
 
 /* A writer stopped mid-update (SIGSTOP) must not hang daoctl. */
@@ -100,7 +101,7 @@ static bool header_valid(const struct dao_pub_header *h, const uint32_t name[3],
 	    h->serial != name[2] || !h->buf_cap || h->buf_cap > BUF_CAP_MAX)
 		return false;
 	if (h->summary_off != hdr_bytes ||
-	    h->table_off != h->summary_off + dao_pub_summary_bytes())
+	    h->table_off != h->summary_off + dao_pub_summary_bytes_of(h->version))
 		return false;
 	return h->table_off + dao_pub_table_bytes(h->buf_cap) <= h->total_bytes;
 }
@@ -109,12 +110,15 @@ static bool copy_summary(const void *map, const struct dao_pub_header *h,
 			 struct dao_pub_summary *out)
 {
 	const struct dao_pub_area *a = (const void *)((const char *)map + h->summary_off);
+	/* An older layout's summary lacks the words appended since: zero. */
+	size_t words = (dao_pub_summary_bytes_of(h->version) - sizeof(*a)) / sizeof(uint64_t);
 
+	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < READ_TRIES; i++) {
 		uint64_t seq;
 
 		if (dao_pub_read_begin(a, &seq)) {
-			dao_pub_read_words(a, 0, out, DAO_PUB_WORDS(*out));
+			dao_pub_read_words(a, 0, out, words);
 			if (dao_pub_read_end(a, seq))
 				return true;
 		}
@@ -187,6 +191,12 @@ static enum seg_result read_segment(int dirfd, const char *name, const uint32_t 
 		goto out;
 	clean_text(g->hdr.job, sizeof(g->hdr.job));
 	clean_text(g->hdr.backend, sizeof(g->hdr.backend));
+	/* The policy in force (layout 3), where it names one: a job that
+	 * chose none takes plan at an iteration mark, after the header was
+	 * written with the policy it opened with. */
+	if (g->sum.policy && strcmp(dao_policy_name((dao_policy)g->sum.policy), "unknown"))
+		snprintf(g->hdr.policy, sizeof(g->hdr.policy), "%s",
+			 dao_policy_name((dao_policy)g->sum.policy));
 	clean_text(g->hdr.policy, sizeof(g->hdr.policy));
 	for (uint64_t i = 0; i < g->tab.count; i++)
 		clean_text(g->bufs[i].label, sizeof(g->bufs[i].label));
@@ -213,10 +223,12 @@ static void sum_add(struct dao_pub_summary *t, const struct dao_pub_summary *a)
 	uint64_t *tw = (uint64_t *)t;
 	const uint64_t *aw = (const uint64_t *)a;
 	uint64_t updated = t->updated_ns > a->updated_ns ? t->updated_ns : a->updated_ns;
+	uint64_t policy = t->policy; /* a name, not a count */
 
 	for (size_t i = 0; i < DAO_PUB_WORDS(*t); i++)
 		tw[i] += aw[i];
 	t->updated_ns = updated;
+	t->policy = policy;
 }
 
 static int add_seg(struct scan *s, struct seg *g)

@@ -155,6 +155,8 @@ static void publish_summary(struct dao_publisher *p, const struct device *d, uin
 		.ops = d->q.now_seq,
 		.updated_ns = now,
 		.updates = ++p->updates,
+		/* It changes at most once, at an iteration mark (core/ask.c). */
+		.policy = (uint64_t)__atomic_load_n(&d->policy.id, __ATOMIC_RELAXED),
 	};
 
 	dao_pub_write_begin(p->sum);
