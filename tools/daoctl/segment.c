@@ -194,7 +194,8 @@ static enum seg_result read_segment(int dirfd, const char *name, const uint32_t 
 	/* The policy in force (layout 3), where it names one: a job that
 	 * chose none takes plan at an iteration mark, after the header was
 	 * written with the policy it opened with. */
-	if (g->sum.policy && strcmp(dao_policy_name((dao_policy)g->sum.policy), "unknown"))
+	if (g->sum.policy && g->sum.policy <= INT32_MAX &&
+	    strcmp(dao_policy_name((dao_policy)g->sum.policy), "unknown"))
 		snprintf(g->hdr.policy, sizeof(g->hdr.policy), "%s",
 			 dao_policy_name((dao_policy)g->sum.policy));
 	clean_text(g->hdr.policy, sizeof(g->hdr.policy));
