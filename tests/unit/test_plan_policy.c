@@ -236,6 +236,36 @@ static void test_deterministic(void)
 	policy_plan.destroy(j.s);
 }
 
+/* Started on a device in use (the default for iterative jobs takes over
+ * as the job queues a mark): records up to id 2 existed before, ops before
+ * seq 20 were queued before; the mark at 15, queued before too, is reached
+ * after it started. */
+static void test_started_late(void)
+{
+	struct policy_device dev = { .budget = 64 * MB, .lookahead = 64, .h2d_bytes_per_s = 1e9,
+				     .d2h_bytes_per_s = 1e9, .flops_per_s = 1e12,
+				     .mem_bytes_per_s = 1e12, .modeled = true, .ids_before = 3,
+				     .seq_start = 20 };
+	struct job j;
+
+	if (policy_plan.create(&dev, &j.s) != DAO_OK)
+		tap_bail("plan: create");
+	tap_ok(mark(&j, 15, 1) == POLICY_CONTINUE && counts(&j).built == 0,
+	       "started late: a mark queued before it is no mark to plan from");
+	mark(&j, 20, 2);
+	tap_ok(counts(&j).built == 0, "the first mark after it: nothing before it to plan");
+	iteration(&j, 20, 100, MB, false);
+	tap_ok(mark(&j, 25, 3) == POLICY_RERANK && counts(&j).built == 1,
+	       "the next mark plans the iteration it recorded whole");
+	iteration(&j, 25, 200, MB, false);
+	tap_ok(key(&j, 1, 26, POLICY_USE_UNKNOWN) == 29 && counts(&j).departures == 0,
+	       "followed: the records made before it started are the same ones every time");
+	mark(&j, 30, 4);
+	tap_ok(counts(&j).followed == 1 && counts(&j).departures == 0,
+	       "the iteration followed its plan to the end");
+	policy_plan.destroy(j.s);
+}
+
 int main(void)
 {
 	tap_ok(policy_named("plan") && policy_named("plan")->ops == &policy_plan &&
@@ -245,6 +275,7 @@ int main(void)
 	test_extra_op();
 	test_thread();
 	test_deterministic();
+	test_started_late();
 	tap_plan_done();
 	return tap_exit();
 }

@@ -128,19 +128,56 @@ static void test_chosen_stays(void)
 
 static void test_deterministic(void)
 {
+	char path[] = "/tmp/dao-test-policy-default-XXXXXX", line[1024] = "";
+	unsigned long long followed = 0, departures = 0;
 	dao_stats det[2];
 	dao_ctx ctx;
+	FILE *f;
+	int fd;
 
 	/* Deterministic: plan builds at the mark there, so the switch and
 	 * what follows are the program's; two runs move the same bytes. */
 	for (int run = 0; run < 2; run++) {
+		if (!run) {
+			if ((fd = mkstemp(path)) < 0)
+				tap_bail("mkstemp failed");
+			close(fd);
+			setenv("DAO_SUMMARY", path, 1);
+		}
 		ctx = test_open(8192, DAO_POLICY_DEFAULT, 8, DAO_CONFIG_DETERMINISTIC);
+		unsetenv("DAO_SUMMARY");
 		tap_ok(run_iterations(ctx, ITERS), "a deterministic device (run %d): results right",
 		       run + 1);
 		TAP_IS_U64(policy_of(ctx), DAO_POLICY_PLAN, "it takes plan too");
 		det[run] = test_stats(ctx);
 		TEST_TRY(dao_close(ctx, NULL));
 	}
+	/* Deterministic: kernels run once the window of 8 fills, so nothing
+	 * has run (or been evicted) when the first mark is queued; plan takes
+	 * over as the second is. The first, queued before, is no mark to plan
+	 * from; plan records the third iteration, plans it at the third mark
+	 * and follows the fourth and fifth (the buffers made before it
+	 * started are the same records every time). The reads after the last
+	 * mark are not another iteration: one departure. */
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+	}
+	unlink(path);
+	{
+		const char *at = strstr(line, " iterations_followed=");
+
+		if (at)
+			sscanf(at, " iterations_followed=%llu plan_departures=%llu", &followed,
+			       &departures);
+	}
+	tap_ok(strstr(line, " policy=plan ") && strstr(line, " plans_built=1 ") && followed == 2 &&
+		       departures == 1,
+	       "the summary line: policy plan, one plan built and followed twice, the reads "
+	       "after the last mark its one departure (%s)",
+	       line);
 	tap_ok(det[0].h2d_bytes == det[1].h2d_bytes && det[0].d2h_bytes == det[1].d2h_bytes &&
 		       det[0].evictions == det[1].evictions && det[0].fetches == det[1].fetches,
 	       "two deterministic runs move the same bytes (%" PRIu64 " and %" PRIu64 " fetched)",

@@ -34,6 +34,7 @@ static dao_status create(struct device *d, const struct dao_policy_ops *pol, voi
 		.modeled = !d->be->holds_data, /* the simulator */
 		.deterministic = (d->flags & DAO_CONFIG_DETERMINISTIC) != 0,
 		.ids_before = __atomic_load_n(&d->recs.next_id, __ATOMIC_RELAXED),
+		.seq_start = d->q.next_seq,
 	};
 	struct policy_use *uses = NULL;
 	dao_status st;

@@ -52,6 +52,7 @@ struct plan_state {
 	bool have_mark, recording;
 	uint64_t mark_seq;        /* the last mark's */
 	uint64_t mark_max_id;     /* the largest id named before it */
+	uint64_t seq_start;       /* ops before it were queued before the policy started */
 	struct plan *follow;      /* followed since the last mark; NULL: none */
 	bool departed;            /* from follow, since the last mark */
 	/* A record was keyed by a plan since core last re-ranked them all:
@@ -129,6 +130,7 @@ static dao_status plan_create(const struct policy_device *dev, void **state)
 	/* Records made before the policy started were named before any
 	 * iteration it records. */
 	s->max_id = dev->ids_before ? dev->ids_before - 1 : 0;
+	s->seq_start = dev->seq_start;
 	s->at_mark = dev->modeled || dev->deterministic;
 	if (pthread_mutex_init(&s->lock, NULL)) {
 		free(s);
@@ -381,6 +383,13 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 	uint64_t max_before = k < s->rec.nops ? s->max_before[k] : s->max_id;
 	bool followed = false;
 	struct plan *p;
+
+	/* A mark queued before the policy started (the default for iterative
+	 * jobs takes over as the job queues a mark, with others perhaps
+	 * still queued): the ops before it were not recorded, so it is no
+	 * mark to plan from, and nothing recorded comes before it. */
+	if (m->seq < s->seq_start)
+		return POLICY_CONTINUE;
 
 	if (s->follow) {
 		if (!s->departed && (s->cursor != s->follow->nops || m->seq - s->mark_seq != s->follow->len))

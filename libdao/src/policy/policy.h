@@ -177,11 +177,13 @@ struct policy_device {
 	 * (DAO_CONFIG_DETERMINISTIC): no work in the background whose timing
 	 * would show in them, so it too is done at once. */
 	bool deterministic;
-	/* Records of a smaller id existed before the policy took over (1 at
-	 * open: ids start at 1). A policy created for a device already in use
-	 * (the default for a job that marks iterations, policy.c) knows from
-	 * it which records were not made after it started. */
-	uint64_t ids_before;
+	/* Records of a smaller id existed before the policy took over, and
+	 * ops of a smaller seq were queued before it: it saw none of them (1
+	 * and 1 at open). A policy created for a device already in use (the
+	 * default for a job that marks iterations, policy.c) knows from them
+	 * which records were not made after it started, and which marks come
+	 * after ops it did not see. */
+	uint64_t ids_before, seq_start;
 };
 
 /* An iteration mark (dao_iteration) reached by the executor. */
