@@ -72,12 +72,18 @@ static struct plan_counts counts(struct job *j)
 	return c;
 }
 
+static struct policy_device device(bool modeled)
+{
+	return (struct policy_device){ .budget = 64 * MB, .lookahead = 64, .h2d_bytes_per_s = 1e9,
+				       .d2h_bytes_per_s = 1e9, .flops_per_s = 1e12,
+				       .mem_bytes_per_s = 1e12, .modeled = modeled };
+}
+
 static void start_on(struct job *j, bool modeled, bool deterministic)
 {
-	struct policy_device dev = { .budget = 64 * MB, .lookahead = 64, .h2d_bytes_per_s = 1e9,
-				     .d2h_bytes_per_s = 1e9, .flops_per_s = 1e12,
-				     .mem_bytes_per_s = 1e12, .modeled = modeled,
-				     .deterministic = deterministic };
+	struct policy_device dev = device(modeled);
+
+	dev.deterministic = deterministic;
 
 	if (policy_plan.create(&dev, &j->s) != DAO_OK)
 		tap_bail("plan: create");
@@ -242,12 +248,11 @@ static void test_deterministic(void)
  * after it started. */
 static void test_started_late(void)
 {
-	struct policy_device dev = { .budget = 64 * MB, .lookahead = 64, .h2d_bytes_per_s = 1e9,
-				     .d2h_bytes_per_s = 1e9, .flops_per_s = 1e12,
-				     .mem_bytes_per_s = 1e12, .modeled = true, .ids_before = 3,
-				     .seq_start = 20 };
+	struct policy_device dev = device(true);
 	struct job j;
 
+	dev.ids_before = 3;
+	dev.seq_start = 20;
 	if (policy_plan.create(&dev, &j.s) != DAO_OK)
 		tap_bail("plan: create");
 	tap_ok(mark(&j, 15, 1) == POLICY_CONTINUE && counts(&j).built == 0,

@@ -39,6 +39,9 @@ static inline uint64_t bench_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A kernel that does nothing: what is measured is libdao's part. */
+int bench_empty_kernel(const dao_kernel_args *args);
+
 /* Print "dao-bench: what: reason" and return 1 (the exit status). */
 int bench_fail(const char *what, dao_status st);
 

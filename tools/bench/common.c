@@ -4,6 +4,12 @@
 
 #include "bench.h"
 
+int bench_empty_kernel(const dao_kernel_args *args)
+{
+	(void)args;
+	return 0;
+}
+
 int bench_fail(const char *what, dao_status st)
 {
 	fprintf(stderr, "dao-bench: %s: %s\n", what, dao_strerror(st));

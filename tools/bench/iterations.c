@@ -30,12 +30,6 @@ struct iter_row {
 	char in_force[16];       /* the policy at the end */
 };
 
-static int empty_kernel(const dao_kernel_args *args)
-{
-	(void)args;
-	return 0;
-}
-
 static dao_status run_row(const struct bench_options *o, struct iter_row *row, const char **what)
 {
 	dao_buf bufs[ITER_BUFFERS];
@@ -67,7 +61,7 @@ static dao_status run_row(const struct bench_options *o, struct iter_row *row, c
 				ops[i] = (dao_operand){ bufs[(k * ITER_OPERANDS + i) % ITER_BUFFERS],
 							DAO_RW };
 			*what = "dao_launch";
-			s = dao_launch(ctx, empty_kernel, NULL, ops, ITER_OPERANDS);
+			s = dao_launch(ctx, bench_empty_kernel, NULL, ops, ITER_OPERANDS);
 			if (s == DAO_OK && (k + 1) % ITER_EVERY == 0) {
 				*what = "dao_iteration";
 				s = dao_iteration(ctx);

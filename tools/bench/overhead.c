@@ -44,14 +44,8 @@ struct overhead_row {
 	uint64_t moved;            /* fetches + evictions while measuring: should be 0 */
 };
 
-static int empty_kernel(const dao_kernel_args *args)
-{
-	(void)args;
-	return 0;
-}
-
 /* Through a volatile pointer the compiler cannot inline or drop the call. */
-static int (*volatile call_target)(const dao_kernel_args *) = empty_kernel;
+static int (*volatile call_target)(const dao_kernel_args *) = bench_empty_kernel;
 
 static double call_loop(uint64_t calls)
 {
@@ -79,7 +73,7 @@ static dao_status launch_many(dao_ctx ctx, const dao_operand *ops, uint64_t n, b
 	dao_status st = DAO_OK;
 
 	for (i = 0; i < n && st == DAO_OK; i++) {
-		st = dao_launch(ctx, empty_kernel, NULL, ops, OPERANDS);
+		st = dao_launch(ctx, bench_empty_kernel, NULL, ops, OPERANDS);
 		if (st == DAO_OK && sync_each)
 			st = dao_sync(ctx);
 		/* Reading the clock costs about as much as a pipelined

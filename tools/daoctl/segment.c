@@ -194,10 +194,12 @@ static enum seg_result read_segment(int dirfd, const char *name, const uint32_t 
 	/* The policy in force (layout 3), where it names one: a job that
 	 * chose none takes plan at an iteration mark, after the header was
 	 * written with the policy it opened with. */
-	if (g->sum.policy && g->sum.policy <= INT32_MAX &&
-	    strcmp(dao_policy_name((dao_policy)g->sum.policy), "unknown"))
-		snprintf(g->hdr.policy, sizeof(g->hdr.policy), "%s",
-			 dao_policy_name((dao_policy)g->sum.policy));
+	if (g->sum.policy && g->sum.policy <= INT32_MAX) {
+		const char *in_force = dao_policy_name((dao_policy)g->sum.policy);
+
+		if (strcmp(in_force, "unknown"))
+			snprintf(g->hdr.policy, sizeof(g->hdr.policy), "%s", in_force);
+	}
 	clean_text(g->hdr.policy, sizeof(g->hdr.policy));
 	for (uint64_t i = 0; i < g->tab.count; i++)
 		clean_text(g->bufs[i].label, sizeof(g->bufs[i].label));

@@ -52,18 +52,23 @@ static dao_status create(struct device *d, const struct dao_policy_ops *pol, voi
 	return DAO_OK;
 }
 
+static void install(struct device *d, const struct dao_policy_ops *pol, void *state,
+		    struct policy_use *uses)
+{
+	d->policy.ops = pol;
+	d->policy.state = state;
+	d->res.pol_uses = uses;
+}
+
 dao_status ask_start(struct device *d, const struct dao_policy_ops *pol)
 {
 	struct policy_use *uses = NULL;
 	void *state;
 	dao_status st = create(d, pol, &state, &uses);
 
-	if (st != DAO_OK)
-		return st;
-	d->policy.ops = pol;
-	d->policy.state = state;
-	d->res.pol_uses = uses;
-	return DAO_OK;
+	if (st == DAO_OK)
+		install(d, pol, state, uses);
+	return st;
 }
 
 /*
@@ -90,8 +95,8 @@ void ask_iterations_begin(struct device *d)
 	if (d->policy_choice.tried || !d->stats.evictions)
 		return;
 	d->policy_choice.tried = true;
-	if (__atomic_load_n(&d->policy_choice.chosen, __ATOMIC_ACQUIRE) ||
-	    d->policy.id != policy_default() || to == d->policy.id)
+	/* Not chosen, the device's policy is the default (api/config.c). */
+	if (__atomic_load_n(&d->policy_choice.chosen, __ATOMIC_ACQUIRE) || to == d->policy.id)
 		return;
 	st = create(d, pol, &state, &uses);
 	if (st != DAO_OK) {
@@ -100,9 +105,7 @@ void ask_iterations_begin(struct device *d)
 		return;
 	}
 	ask_stop(d);
-	d->policy.ops = pol;
-	d->policy.state = state;
-	d->res.pol_uses = uses;
+	install(d, pol, state, uses);
 	dao_info("the job marks iterations and its data does not fit: policy %s from here on, "
 		 "in place of %s (the default for such a job; DAO_POLICY chooses one)",
 		 dao_policy_name(to), dao_policy_name(d->policy.id));

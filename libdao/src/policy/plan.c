@@ -379,9 +379,9 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 {
 	struct plan_state *s = state;
 	enum policy_after after = POLICY_CONTINUE;
-	size_t k = first_after(&s->rec, m->seq);
-	uint64_t max_before = k < s->rec.nops ? s->max_before[k] : s->max_id;
 	bool followed = false;
+	size_t k;
+	uint64_t max_before;
 	struct plan *p;
 
 	/* A mark queued before the policy started (the default for iterative
@@ -390,6 +390,8 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 	 * mark to plan from, and nothing recorded comes before it. */
 	if (m->seq < s->seq_start)
 		return POLICY_CONTINUE;
+	k = first_after(&s->rec, m->seq);
+	max_before = k < s->rec.nops ? s->max_before[k] : s->max_id;
 
 	if (s->follow) {
 		if (!s->departed && (s->cursor != s->follow->nops || m->seq - s->mark_seq != s->follow->len))
