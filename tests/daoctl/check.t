@@ -189,6 +189,24 @@ ok $(is1 "$(json "$tmp/show-v1.json" '$j->{process}{devices} == 3 &&
 	!defined $j->{process}{slurm_job_id}')") \
 	"layout-1 and layout-2 segments are read beside a layout-3 one (no Slurm job id, the header's policy)"
 rm -f "$v1" "$v2"
+# The summary's policy word is the job's to write: one that names no policy
+# (99), or names one only in its low 32 bits (2^32 + 3, lru), leaves the
+# header's name. The word is the summary area's last (at 192 + 8 + 160).
+bogus() {
+	perl -e 'local $/; open(my $f, "<", $ARGV[0]) or die; my $s = <$f>;
+	substr($s, 360, 8) = pack("Q<", $ARGV[2]); substr($s, 64, 4) = pack("L<", $ARGV[3]);
+	umask 077; open(my $o, ">", $ARGV[1]) or die; print $o $s; close $o or die' \
+		"$held_seg" "$1" "$2" "$3"
+}
+b1=/dev/shm/dao.$uid.$pid_held.97
+b2=/dev/shm/dao.$uid.$pid_held.96
+bogus "$b1" 99 97
+bogus "$b2" $(( (1 << 32) + 3 )) 96
+"$daoctl" show "$pid_held" --json >"$tmp/show-bogus.json"
+ok $(is1 "$(json "$tmp/show-bogus.json" '(grep { ($_->{serial} == 97 || $_->{serial} == 96) &&
+	$_->{policy} eq "dao" } @{$j->{devices}}) == 2')") \
+	"a summary policy word that names no policy, or only in its low bits, leaves the header's name"
+rm -f "$b1" "$b2"
 ok $(is1 "$(json "$tmp/show.json" '$j->{process}{kernels} == $k->{stats}{kernels} &&
 	$j->{devices}[0]{kernels} == $k->{stats}{kernels}' "$tmp/held.out")") \
 	"show --json: process and device summaries equal the job's"
