@@ -14,6 +14,7 @@
 #include "../../tools/daosim/bounds/lp_bound.h"
 #include "../../tools/daosim/replay.h"
 #include "../../tools/daosim/bounds/segment_cut.h"
+#include "../../tools/daosim/segments.h"
 #include "random_trace.h"
 #include "sim_unit.h"
 #include "tap.h"
@@ -64,17 +65,23 @@ struct bufacc {
 	size_t n;
 };
 
-static double brute(const struct dao_trace *t, const struct trace_profile *p,
-		    const struct dao_sim_model *m, uint64_t budget)
-{
-	size_t K = p->nkernels, k = 0;
-	struct bufacc *ba = calloc(t->nbufs, sizeof(*ba));
-	uint64_t *wb = calloc(K + 1, sizeof(*wb));
-	double *best = malloc((K + 1) * sizeof(*best)), res;
+/* The trace's accesses, buffer by buffer, and each kernel's `w` bytes. */
+struct accesses {
+	struct bufacc *ba;
+	uint64_t *wb;
+	size_t nbufs;
+};
 
+static void accesses_build(const struct dao_trace *t, size_t K, struct accesses *x)
+{
+	size_t k = 0;
+
+	x->nbufs = t->nbufs;
+	x->ba = calloc(t->nbufs, sizeof(*x->ba));
+	x->wb = calloc(K + 1, sizeof(*x->wb));
 	for (size_t b = 0; b < t->nbufs; b++) {
-		ba[b].bytes = t->bufs[b].bytes;
-		ba[b].a = malloc((K + 1) * sizeof(struct access));
+		x->ba[b].bytes = t->bufs[b].bytes;
+		x->ba[b].a = malloc((K + 1) * sizeof(struct access));
 	}
 	for (size_t e = 0; e < t->nevents; e++) {
 		const struct dao_trace_event *ev = &t->events[e];
@@ -84,64 +91,95 @@ static double brute(const struct dao_trace *t, const struct trace_profile *p,
 			continue;
 		ops = dao_trace_kernel_ops(t, ev);
 		for (uint32_t i = 0; i < ev->u.kernel.nops; i++) {
-			struct bufacc *x = &ba[ops[i].buf];
+			struct bufacc *y = &x->ba[ops[i].buf];
 
-			x->a[x->n++] = (struct access){ k, ops[i].mode };
+			y->a[y->n++] = (struct access){ k, ops[i].mode };
 			if (ops[i].mode == DAO_W)
-				wb[k] += x->bytes;
+				x->wb[k] += y->bytes;
 		}
 		k++;
 	}
+}
+
+static void accesses_free(struct accesses *x)
+{
+	for (size_t b = 0; b < x->nbufs; b++)
+		free(x->ba[b].a);
+	free(x->ba);
+	free(x->wb);
+}
+
+/* Segment [a, b)'s three terms, from the definition, in ns: v[SEGMENT_COMPUTE],
+ * v[SEGMENT_FETCH], v[SEGMENT_WRITE_BACK] (-inf for the last segment); its
+ * cost, their maximum, is returned. */
+static double seg_terms(const struct accesses *x, const struct trace_profile *p,
+			const struct dao_sim_model *m, uint64_t budget, size_t a, size_t b,
+			double v[3])
+{
+	size_t K = p->nkernels;
+	double c = 0, f = 0, w = 0, cost;
+
+	v[SEGMENT_WRITE_BACK] = -INFINITY;
+	for (size_t j = a; j < b; j++)
+		c += (double)model_kernel_ns(m, p->kernel_flops[j], p->kernel_bytes[j]);
+	for (size_t xb = 0; xb < x->nbufs; xb++) {
+		const struct bufacc *y = &x->ba[xb];
+		size_t i = 0, named_b = 0, last_w = SIZE_MAX, next = SIZE_MAX;
+
+		/* F: its first access in a..b-1 reads (data from before a: a
+		 * write or the initial contents) */
+		while (i < y->n && y->a[i].k < a)
+			i++;
+		if (i < y->n && y->a[i].k < b && y->a[i].mode != DAO_W)
+			f += (double)y->bytes;
+		/* W: not named by b, last write before b in a..b-1, next
+		 * access after b reads */
+		for (i = 0; i < y->n; i++) {
+			if (y->a[i].k == b)
+				named_b = 1;
+			if (y->a[i].k < b && y->a[i].mode != DAO_R)
+				last_w = y->a[i].k;
+			if (y->a[i].k > b && next == SIZE_MAX)
+				next = i;
+		}
+		if (b < K && !named_b && last_w != SIZE_MAX && last_w >= a && next != SIZE_MAX &&
+		    y->a[next].mode != DAO_W)
+			w += (double)y->bytes;
+	}
+	f -= a == 0 ? 0 : (double)budget - (double)x->wb[a];
+	v[SEGMENT_COMPUTE] = c;
+	v[SEGMENT_FETCH] = f * 1e9 / m->h2d_bytes_per_s;
+	if (b < K) {
+		w += (double)p->kernel_bytes[b] - (double)budget;
+		v[SEGMENT_WRITE_BACK] = w * 1e9 / m->d2h_bytes_per_s;
+	}
+	cost = v[0];
+	for (int i = 1; i < 3; i++)
+		if (v[i] > cost)
+			cost = v[i];
+	return cost;
+}
+
+static double brute(const struct dao_trace *t, const struct trace_profile *p,
+		    const struct dao_sim_model *m, uint64_t budget)
+{
+	size_t K = p->nkernels;
+	double *best = malloc((K + 1) * sizeof(*best)), res;
+	struct accesses x;
+
+	accesses_build(t, K, &x);
 	best[0] = 0;
 	for (size_t b = 1; b <= K; b++) {
 		best[b] = -INFINITY;
 		for (size_t a = 0; a < b; a++) {
-			double c = 0, f = 0, w = 0, cost;
+			double v[3], cost = seg_terms(&x, p, m, budget, a, b, v);
 
-			for (size_t j = a; j < b; j++)
-				c += (double)model_kernel_ns(m, p->kernel_flops[j], p->kernel_bytes[j]);
-			for (size_t x = 0; x < t->nbufs; x++) {
-				const struct bufacc *y = &ba[x];
-				size_t i = 0, named_b = 0, last_w = SIZE_MAX, next = SIZE_MAX;
-
-				/* F: its first access in a..b-1 reads (data from
-				 * before a: a write or the initial contents) */
-				while (i < y->n && y->a[i].k < a)
-					i++;
-				if (i < y->n && y->a[i].k < b && y->a[i].mode != DAO_W)
-					f += (double)y->bytes;
-				/* W: not named by b, last write before b in a..b-1,
-				 * next access after b reads */
-				for (i = 0; i < y->n; i++) {
-					if (y->a[i].k == b)
-						named_b = 1;
-					if (y->a[i].k < b && y->a[i].mode != DAO_R)
-						last_w = y->a[i].k;
-					if (y->a[i].k > b && next == SIZE_MAX)
-						next = i;
-				}
-				if (b < K && !named_b && last_w != SIZE_MAX && last_w >= a &&
-				    next != SIZE_MAX && y->a[next].mode != DAO_W)
-					w += (double)y->bytes;
-			}
-			cost = c;
-			f -= a == 0 ? 0 : (double)budget - (double)wb[a];
-			if (f * 1e9 / m->h2d_bytes_per_s > cost)
-				cost = f * 1e9 / m->h2d_bytes_per_s;
-			if (b < K) {
-				w += (double)p->kernel_bytes[b] - (double)budget;
-				if (w * 1e9 / m->d2h_bytes_per_s > cost)
-					cost = w * 1e9 / m->d2h_bytes_per_s;
-			}
 			if (best[a] + cost > best[b])
 				best[b] = best[a] + cost;
 		}
 	}
 	res = best[K];
-	for (size_t b = 0; b < t->nbufs; b++)
-		free(ba[b].a);
-	free(ba);
-	free(wb);
+	accesses_free(&x);
 	free(best);
 	return res;
 }
@@ -355,12 +393,138 @@ static void test_below_policies(void)
 	tap_ok(above_compute, "the segment-cut bound >= the compute time (no cut)");
 }
 
+static int close_to(double got, double want)
+{
+	return fabs(got - want) <= 1e-9 * fabs(want) + 1e-6;
+}
+
+/*
+ * The cut set segment_cut_segments returns: its segments tile the kernels
+ * in order, each costs what the definition gives for it (the brute force's
+ * terms above, not segment_cut.c's) and pays the term it names, and their
+ * costs add up to the bound. Then the claim daosim --segments rests on:
+ * every policy's replay spends at least each segment's cost between the
+ * starts of the kernels that bound it (time 0 and the run's end at the
+ * ends), its engines busy no longer than that, and the segments' times add
+ * up to the run's.
+ */
+static void test_segments(void)
+{
+	static const dao_policy pols[] = { DAO_POLICY_DAO, DAO_POLICY_LRU, DAO_POLICY_PLAN };
+	unsigned seed = 777;
+	int sets = 0, runs = 0, tiled = 1, costs = 1, sums = 1, in_runs = 1, failed = 0;
+	int multi = 0;
+
+	for (int i = 0; i < 120; i++) {
+		char *text = random_trace(&seed, 3 + i % 12, 1 + i % 45);
+		struct dao_trace *t = parse(text);
+		struct trace_profile p;
+		struct dao_sim_model m;
+		struct accesses x;
+		char err[256];
+
+		if (i % 2)
+			unit_model(&m);
+		else
+			dao_sim_model_preset("h100", &m);
+		trace_profile_build(t, 1, &p);
+		accesses_build(t, p.nkernels, &x);
+		for (int step = 0; step <= 3; step++) {
+			uint64_t budget = p.max_kernel_bytes +
+					  (p.peak_live_bytes - p.max_kernel_bytes) * step / 3;
+			struct trace_report tr = { .nkernels = p.nkernels, .segments = true };
+			struct segment_cut sc, plain;
+			double sum = 0;
+			size_t at = 0;
+
+			if (segment_cut_segments(t, &p, &m, budget, &sc, &tr.segs, &tr.nsegs, err,
+						 sizeof(err)) ||
+			    segment_cut_bound(t, &p, &m, budget, &plain, err, sizeof(err)))
+				tap_bail("segment cut: %s", err);
+			sets++;
+			multi += tr.nsegs > 1;
+			for (size_t s = 0; s < tr.nsegs; s++) {
+				const struct segment_cut_segment *g = &tr.segs[s];
+				double v[3], want;
+
+				if (g->first != at || g->end <= g->first) {
+					tiled = 0;
+					break;
+				}
+				at = g->end;
+				want = seg_terms(&x, &p, &m, budget, g->first, g->end, v);
+				if (!close_to(g->cost_ns, want) || !close_to(v[g->term], want)) {
+					if (costs)
+						tap_diag("trace %d budget %llu: segment %zu-%zu costs %.6f (%s), the definition %.6f (%s %.6f)",
+							 i, (unsigned long long)budget, g->first,
+							 g->end, g->cost_ns, segment_term_name(g->term),
+							 want, segment_term_name(g->term), v[g->term]);
+					costs = 0;
+				}
+				sum += g->cost_ns;
+			}
+			tiled &= at == p.nkernels;
+			sums &= close_to(sum, sc.exact_ns) && sc.ns == plain.ns &&
+				close_to(sc.exact_ns, plain.exact_ns);
+			for (size_t j = 0; j < sizeof(pols) / sizeof(pols[0]); j++) {
+				struct replay_opts o = { .policy = pols[j], .budget = budget };
+				struct policy_run pr = { .policy = pols[j] };
+				struct segment_time *st = malloc((tr.nsegs + 1) * sizeof(*st));
+				uint64_t total = 0;
+
+				runs++;
+				pr.status = replay_sim(t, &p, &o, &m, 1, &pr.r);
+				if (pr.status || segment_times(&tr, &pr, st)) {
+					if (!failed++)
+						tap_diag("  replay or its times failed: %s", pr.r.err);
+					free(st);
+					replay_result_free(&pr.r);
+					continue;
+				}
+				for (size_t s = 0; s < tr.nsegs; s++) {
+					int ok = (double)st[s].ns + 1e-9 * tr.segs[s].cost_ns + 1e-6 >=
+							 tr.segs[s].cost_ns &&
+						 st[s].h2d_busy_ns <= st[s].ns &&
+						 st[s].d2h_busy_ns <= st[s].ns;
+
+					if (!ok && in_runs)
+						tap_diag("  trace %d budget %llu %s: segment %zu-%zu took %llu ns (busy %llu/%llu), the bound %.3f",
+							 i, (unsigned long long)budget,
+							 dao_policy_name(pols[j]), tr.segs[s].first,
+							 tr.segs[s].end, (unsigned long long)st[s].ns,
+							 (unsigned long long)st[s].h2d_busy_ns,
+							 (unsigned long long)st[s].d2h_busy_ns,
+							 tr.segs[s].cost_ns);
+					in_runs &= ok;
+					total += st[s].ns;
+				}
+				in_runs &= total == pr.r.sim.end_ns;
+				free(st);
+				replay_result_free(&pr.r);
+			}
+			free(tr.segs);
+		}
+		accesses_free(&x);
+		trace_profile_free(&p);
+		dao_trace_free(t);
+		free(text);
+	}
+	tap_ok(tiled, "%d cut sets (%d of more than one segment): each tiles the kernels in order",
+	       sets, multi);
+	tap_ok(costs, "each segment costs what the definition gives, by the term it names");
+	tap_ok(sums, "the segments' costs add up to the bound");
+	tap_ok(failed == 0, "%d replays with their timelines, %d failed", runs, failed);
+	tap_ok(in_runs, "every replay spends at least each segment's cost in it, its copy engines "
+			"busy no longer, and the segments' times add up to its own");
+}
+
 int main(void)
 {
 	test_hand();
 	test_refusals();
 	test_brute();
 	test_below_policies();
+	test_segments();
 	tap_plan_done();
 	return tap_exit();
 }

@@ -205,4 +205,29 @@ ok $? "dao: other decisions when the kernels compute for no time"
 [ "$(json "$tmp/chol.json" 'my %p = map { $_->{policy} => $_ } @{$j->{traces}[0]{policies}}; $p{dao}{stall_ns} < $p{belady}{stall_ns} && $p{dao}{modeled_ns} < $p{belady}{modeled_ns}')" = 1 ]
 ok $? "dao stalls less than belady on the compute-bound Cholesky"
 
+# --segments: the cut set of the segment-cut bound, each policy's time over
+# each segment. The segments tile the kernels, their costs add up to the
+# bound, every policy's times add up to its modeled time, and none is
+# below its segment's cost (the bound's proof, segment by segment).
+"$bin" --policy dao,lru --budget 25% --time-bound-limit 0 --plan-limit 0 --segments --json \
+	"$chol" >"$tmp/seg.json" 2>"$tmp/err" &&
+	"$bin" --policy dao,lru --budget 25% --time-bound-limit 0 --plan-limit 0 --segments \
+		"$chol" >"$tmp/seg.table" 2>>"$tmp/err"
+ok $? "--segments runs, as a table and as JSON"
+segs='my $t = $j->{traces}[0]; my $s = $t->{segments}; my $at = 0; my $sum = 0; my $bad = 0;
+	for my $g (@$s) { $bad++ if $g->{first_kernel} != $at || $g->{end_kernel} <= $at;
+		$at = $g->{end_kernel}; $sum += $g->{bound_ns}; }'
+[ "$(json "$tmp/seg.json" "$segs"' @$s > 1 && !$bad && $at == $t->{kernels} && abs($sum - $t->{segment_cut_bound_ns}) <= 1')" = 1 ]
+ok $? "JSON: the segments (more than one) tile the kernels and add up to the segment-cut bound"
+[ "$(json "$tmp/seg.json" "$segs"' my $ok = 1; for my $i (0 .. $#{$t->{policies}}) { my $p = $t->{policies}[$i]; my $tot = 0;
+	for my $g (@$s) { my $r = $g->{policies}[$i]; $ok = 0 if $r->{policy} ne $p->{policy} || $r->{ns} + 1 < $g->{bound_ns} || $r->{h2d_busy_ns} > $r->{ns} || $r->{d2h_busy_ns} > $r->{ns}; $tot += $r->{ns}; }
+	$ok = 0 if $tot != $p->{modeled_ns}; } $ok')" = 1 ]
+ok $? "JSON: each policy's segment times add up to its modeled time, none below its segment's bound"
+n=$(grep -cE '^ +[0-9]+-[0-9]+ +(compute|h2d|d2h) +[0-9.]+  dao [0-9.]+ \([0-9.]+/[0-9.]+\)  lru ' "$tmp/seg.table")
+[ "$(json "$tmp/seg.json" "scalar @{\$j->{traces}[0]{segments}} == $n")" = 1 ]
+ok $? "table: a line per segment ($n) with each policy's time"
+"$bin" --policy dao --budget 25% --time-bound-limit 0 --plan-limit 0 --json "$chol" >"$tmp/noseg.json" 2>"$tmp/err"
+[ "$(json "$tmp/noseg.json" '!exists $j->{traces}[0]{segments}')" = 1 ]
+ok $? "JSON: no segments without --segments"
+
 tap_done

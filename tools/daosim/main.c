@@ -31,6 +31,7 @@ struct options {
 	struct dao_sim_model model;
 	int json;
 	const char *plot;
+	int segments; /* --segments */
 	/* per row of bound_table with a limit_option: its CPU-time limit; 0:
 	 * not computed */
 	double limit_s[BOUND_TABLE_MAX];
@@ -43,7 +44,7 @@ static void usage(FILE *f)
 	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, "|", "|");
 	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s[,...]|all]\n", policies);
 	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
-	      "              ",
+	      "              [--segments] ",
 	      f);
 	for (size_t i = 0; i < bound_count; i++)
 		if (bound_table[i]->limit_option)
@@ -58,7 +59,9 @@ static void usage(FILE *f)
 	      "               offline planner)\n"
 	      "  --device     preset h100 or a100, or a device file (default h100)\n"
 	      "  --json       one JSON document instead of the table\n"
-	      "  --plot       write occupancy and copy activity over time as SVG\n",
+	      "  --plot       write occupancy and copy activity over time as SVG\n"
+	      "  --segments   the segment-cut bound's segments, and each policy's time\n"
+	      "               (and copy engines' busy time) over each of them\n",
 	      f);
 	for (size_t i = 0; i < bound_count; i++) {
 		const struct bound *b = bound_table[i];
@@ -241,6 +244,7 @@ static const struct option own_options[] = {
 	{ "device", required_argument, NULL, 'd' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "plot", required_argument, NULL, 'o' },
+	{ "segments", no_argument, NULL, 's' },
 };
 #define NOWN (sizeof(own_options) / sizeof(own_options[0]))
 
@@ -298,6 +302,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'o':
 			o->plot = optarg;
+			break;
+		case 's':
+			o->segments = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -399,6 +406,18 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	for (size_t i = 0; i < bound_count; i++)
 		if (solve_bound(path, t, &p, o, tr, i))
 			goto fail;
+	if (o->segments) {
+		struct segment_cut sc;
+
+		st = segment_cut_segments(t, &p, &o->model, tr->budget_bytes, &sc, &tr->segs,
+					  &tr->nsegs, err, sizeof(err));
+		if (st) {
+			fprintf(stderr, "daosim: %s: segments: %s\n", path,
+				st == DAO_ERR_NOMEM ? "out of memory" : err);
+			goto fail;
+		}
+		tr->segments = true;
+	}
 	n = o->npolicies;
 	tr->runs = calloc((size_t)n, sizeof(*tr->runs));
 	if (!tr->runs) {
@@ -415,7 +434,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 		};
 
 		pr->policy = policy;
-		pr->status = replay_sim(t, &p, &ro, &o->model, o->plot != NULL, &pr->r);
+		pr->status = replay_sim(t, &p, &ro, &o->model, o->plot || o->segments, &pr->r);
 		if (pr->status)
 			fprintf(stderr, "daosim: %s: policy %s: %s\n", path,
 				dao_policy_name(pr->policy), pr->r.err);
@@ -466,6 +485,7 @@ int main(int argc, char **argv)
 		for (int j = 0; j < trs[i].nruns; j++)
 			replay_result_free(&trs[i].runs[j].r);
 		free(trs[i].runs);
+		free(trs[i].segs);
 	}
 	free(trs);
 	return failed ? 1 : 0;

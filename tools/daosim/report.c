@@ -9,6 +9,7 @@
 
 #include "json_string.h"
 #include "report.h"
+#include "segments.h"
 
 #define GIB 1073741824.0
 
@@ -144,6 +145,8 @@ void report_text(FILE *f, const struct dao_sim_model *m, const struct trace_repo
 	fputc('\n', f);
 	for (int i = 0; i < tr->nruns; i++)
 		text_run(f, tr, &tr->runs[i], u);
+	if (tr->segments)
+		segments_text(f, tr);
 }
 
 static void json_ratio(FILE *f, const char *key, double r)
@@ -222,7 +225,10 @@ void report_json(FILE *f, const struct dao_sim_model *m, const struct trace_repo
 			fputs(j ? ",\n    " : "\n    ", f);
 			json_run(f, tr, &tr->runs[j]);
 		}
-		fputs("]}", f);
+		fputc(']', f);
+		if (tr->segments)
+			segments_json(f, tr);
+		fputc('}', f);
 	}
 	fputs("]}\n", f);
 }

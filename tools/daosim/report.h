@@ -6,9 +6,11 @@
 #ifndef DAOSIM_REPORT_H
 #define DAOSIM_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "bounds/bound.h"
+#include "bounds/segment_cut.h"
 #include "replay.h"
 #include "dao_sim.h"
 
@@ -29,6 +31,11 @@ struct trace_report {
 	struct bound_value bounds[BOUND_TABLE_MAX]; /* bound_table[i]'s in bounds[i] */
 	struct policy_run *runs; /* nruns of them */
 	int nruns;
+	/* --segments: the segment-cut bound's cut set (segs NULL for no
+	 * kernels) */
+	bool segments;
+	struct segment_cut_segment *segs;
+	size_t nsegs;
 };
 
 void report_text(FILE *f, const struct dao_sim_model *m, const struct trace_report *tr);

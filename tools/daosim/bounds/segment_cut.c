@@ -32,10 +32,12 @@
 #include "lp_bound.h"
 #include "segment_cut.h"
 
-/* Range add, whole-tree maximum, point assignment over n leaves. */
+/* Range add, whole-tree maximum and the leaf that holds it, point
+ * assignment over n leaves. */
 struct maxtree {
 	size_t n;
 	double *max, *add; /* per node; add applies to the whole subtree */
+	size_t *arg;       /* per node: a leaf of its subtree holding max */
 };
 
 static int tree_init(struct maxtree *t, size_t n)
@@ -43,10 +45,13 @@ static int tree_init(struct maxtree *t, size_t n)
 	t->n = n;
 	t->max = malloc(4 * n * sizeof(*t->max));
 	t->add = calloc(4 * n, sizeof(*t->add));
-	if (!t->max || !t->add)
+	t->arg = malloc(4 * n * sizeof(*t->arg));
+	if (!t->max || !t->add || !t->arg)
 		return -1;
-	for (size_t i = 0; i < 4 * n; i++)
+	for (size_t i = 0; i < 4 * n; i++) {
 		t->max[i] = -INFINITY;
+		t->arg[i] = SIZE_MAX;
+	}
 	return 0;
 }
 
@@ -54,11 +59,15 @@ static void tree_free(struct maxtree *t)
 {
 	free(t->max);
 	free(t->add);
+	free(t->arg);
 }
 
-static double max2(double x, double y)
+static void tree_pull(struct maxtree *t, size_t node)
 {
-	return x > y ? x : y;
+	size_t l = 2 * node, r = l + 1, c = t->max[r] > t->max[l] ? r : l;
+
+	t->max[node] = t->max[c] + t->add[node];
+	t->arg[node] = t->arg[c];
 }
 
 static void tree_add(struct maxtree *t, size_t node, size_t lo, size_t hi, size_t a, size_t b,
@@ -75,7 +84,7 @@ static void tree_add(struct maxtree *t, size_t node, size_t lo, size_t hi, size_
 		tree_add(t, 2 * node, lo, mid, a, b, d);
 	if (b > mid)
 		tree_add(t, 2 * node + 1, mid + 1, hi, a, b, d);
-	t->max[node] = max2(t->max[2 * node], t->max[2 * node + 1]) + t->add[node];
+	tree_pull(t, node);
 }
 
 /* Leaf i takes the value v; above is the sum of node's strict ancestors' adds. */
@@ -85,6 +94,7 @@ static void tree_set(struct maxtree *t, size_t node, size_t lo, size_t hi, size_
 	if (lo == hi) {
 		t->add[node] = 0;
 		t->max[node] = v - above;
+		t->arg[node] = i;
 		return;
 	}
 	size_t mid = lo + (hi - lo) / 2;
@@ -93,7 +103,7 @@ static void tree_set(struct maxtree *t, size_t node, size_t lo, size_t hi, size_
 		tree_set(t, 2 * node, lo, mid, i, v, above + t->add[node]);
 	else
 		tree_set(t, 2 * node + 1, mid + 1, hi, i, v, above + t->add[node]);
-	t->max[node] = max2(t->max[2 * node], t->max[2 * node + 1]) + t->add[node];
+	tree_pull(t, node);
 }
 
 /* A buffer's bytes that count in F (fetch) or W (write-back) over the
@@ -267,13 +277,32 @@ static dao_status dp_init(struct cut_dp *d, const struct dao_trace *t,
 	return DAO_OK;
 }
 
+/* Where the maximum's last segment before b starts, and which term it
+ * costs; kept for segment_cut_segments only. */
+struct cut_choice {
+	size_t from;
+	enum segment_term term;
+};
+
+static void choose(double *best, struct cut_choice *c, double v, size_t from,
+		   enum segment_term term)
+{
+	if (v > *best) {
+		*best = v;
+		if (c)
+			*c = (struct cut_choice){ .from = from, .term = term };
+	}
+}
+
 /* best[K]: the cut points b = 1..K in turn, each segment's F and W terms
  * entering the trees where they start to count and the W ones leaving
- * where they stop. */
+ * where they stop. With choice (K + 1 entries) and best_at (K + 1), each
+ * b's last segment and the maximum up to b are kept too. */
 static double dp_sweep(struct cut_dp *d, const struct trace_profile *p,
-		       const struct dao_sim_model *m, uint64_t budget)
+		       const struct dao_sim_model *m, uint64_t budget, struct cut_choice *choice,
+		       double *best_at)
 {
-	size_t K = d->K, fi = 0, wi = 0, wo = 0;
+	size_t K = d->K, fi = 0, wi = 0, wo = 0, carg = 0;
 	const double sh = 1e9 / m->h2d_bytes_per_s, sd = 1e9 / m->d2h_bytes_per_s;
 	const double M = (double)budget;
 	double best = 0, cmax = 0;
@@ -282,7 +311,11 @@ static double dp_sweep(struct cut_dp *d, const struct trace_profile *p,
 	 * segment fetches all it reads, with no room subtracted */
 	tree_set(&d->tf, 1, 0, K - 1, 0, 0, 0);
 	tree_set(&d->tw, 1, 0, K - 1, 0, 0, 0);
+	if (best_at)
+		best_at[0] = 0;
 	for (size_t b = 1; b <= K; b++) {
+		struct cut_choice *c = choice ? &choice[b] : NULL;
+
 		for (; fi < d->nf && d->fv[d->f_at[fi]].from == b; fi++) {
 			const struct span *s = &d->fv[d->f_at[fi]];
 
@@ -298,25 +331,58 @@ static double dp_sweep(struct cut_dp *d, const struct trace_profile *p,
 
 			tree_add(&d->tw, 1, 0, K - 1, s->lo, s->hi, -(double)s->bytes * sd);
 		}
-		best = cmax + d->prefix[b];
-		best = max2(best, d->tf.max[1]);
+		best = -INFINITY;
+		choose(&best, c, cmax + d->prefix[b], carg, SEGMENT_COMPUTE);
+		choose(&best, c, d->tf.max[1], d->tf.arg[1], SEGMENT_FETCH);
 		if (b < K)
-			best = max2(best, d->tw.max[1] + ((double)p->kernel_bytes[b] - M) * sd);
+			choose(&best, c, d->tw.max[1] + ((double)p->kernel_bytes[b] - M) * sd,
+			       d->tw.arg[1], SEGMENT_WRITE_BACK);
+		if (best_at)
+			best_at[b] = best;
 		if (b == K)
 			break;
 		tree_set(&d->tf, 1, 0, K - 1, b, best - (M - (double)d->wbytes[b]) * sh, 0);
 		tree_set(&d->tw, 1, 0, K - 1, b, best, 0);
-		cmax = max2(cmax, best - d->prefix[b]);
+		if (best - d->prefix[b] > cmax) {
+			cmax = best - d->prefix[b];
+			carg = b;
+		}
 	}
 	return best;
 }
 
-dao_status segment_cut_bound(const struct dao_trace *t, const struct trace_profile *p,
-			     const struct dao_sim_model *m, uint64_t budget, struct segment_cut *out,
-			     char *err, size_t errlen)
+/* The segments of the maximum, in kernel order: from K back along each
+ * b's last segment to 0. */
+static dao_status trace_back(const struct cut_choice *choice, const double *best_at, size_t K,
+			     struct segment_cut_segment **segs, size_t *nsegs)
+{
+	size_t n = 0, i;
+
+	for (size_t b = K; b > 0; b = choice[b].from)
+		n++;
+	*segs = malloc(n * sizeof(**segs));
+	if (!*segs)
+		return DAO_ERR_NOMEM;
+	*nsegs = n;
+	i = n;
+	for (size_t b = K; b > 0; b = choice[b].from)
+		(*segs)[--i] = (struct segment_cut_segment){
+			.first = choice[b].from,
+			.end = b,
+			.cost_ns = best_at[b] - best_at[choice[b].from],
+			.term = choice[b].term,
+		};
+	return DAO_OK;
+}
+
+/* The bound, and when segs is not NULL the segments of its maximum. */
+static dao_status solve(const struct dao_trace *t, const struct trace_profile *p,
+			const struct dao_sim_model *m, uint64_t budget, struct segment_cut *out,
+			struct segment_cut_segment **segs, size_t *nsegs, char *err, size_t errlen)
 {
 	struct cut_dp d = { .K = p->nkernels };
-	double best;
+	struct cut_choice *choice = NULL;
+	double best, *best_at = NULL;
 	dao_status st;
 
 	st = lp_check_budget(p, budget, err, errlen);
@@ -331,16 +397,57 @@ dao_status segment_cut_bound(const struct dao_trace *t, const struct trace_profi
 	if (d.K == 0) {
 		out->ns = 0;
 		out->exact_ns = 0;
+		if (segs) {
+			*segs = NULL;
+			*nsegs = 0;
+		}
 		return DAO_OK;
 	}
 	st = dp_init(&d, t, p, m);
+	if (!st && segs) {
+		choice = malloc((d.K + 1) * sizeof(*choice));
+		best_at = malloc((d.K + 1) * sizeof(*best_at));
+		if (!choice || !best_at)
+			st = DAO_ERR_NOMEM;
+	}
 	if (!st) {
-		best = dp_sweep(&d, p, m, budget);
+		best = dp_sweep(&d, p, m, budget, choice, best_at);
 		out->exact_ns = best;
 		out->ns = round_ns(best);
 	}
+	if (!st && segs)
+		st = trace_back(choice, best_at, d.K, segs, nsegs);
+	free(choice);
+	free(best_at);
 	dp_free(&d);
 	return st;
+}
+
+dao_status segment_cut_bound(const struct dao_trace *t, const struct trace_profile *p,
+			     const struct dao_sim_model *m, uint64_t budget, struct segment_cut *out,
+			     char *err, size_t errlen)
+{
+	return solve(t, p, m, budget, out, NULL, NULL, err, errlen);
+}
+
+dao_status segment_cut_segments(const struct dao_trace *t, const struct trace_profile *p,
+				const struct dao_sim_model *m, uint64_t budget,
+				struct segment_cut *out, struct segment_cut_segment **segs,
+				size_t *nsegs, char *err, size_t errlen)
+{
+	return solve(t, p, m, budget, out, segs, nsegs, err, errlen);
+}
+
+const char *segment_term_name(enum segment_term term)
+{
+	switch (term) {
+	case SEGMENT_COMPUTE:
+		return "compute";
+	case SEGMENT_FETCH:
+		return "h2d";
+	default:
+		return "d2h";
+	}
 }
 
 static dao_status cut(const struct bound_input *in, uint64_t *value, char *err, size_t errlen)

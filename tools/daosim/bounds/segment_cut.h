@@ -46,4 +46,35 @@ dao_status segment_cut_bound(const struct dao_trace *t, const struct trace_profi
 			     const struct dao_sim_model *m, uint64_t budget, struct segment_cut *out,
 			     char *err, size_t errlen);
 
+/* Which term of its cost a segment of the maximum pays: the compute, the
+ * fetches forced into it, the write-backs forced out of it. */
+enum segment_term { SEGMENT_COMPUTE, SEGMENT_FETCH, SEGMENT_WRITE_BACK };
+
+/* One segment of the cut set that attains the bound: kernels first..end-1,
+ * its cost in ns (unrounded) and the term that costs it. */
+struct segment_cut_segment {
+	size_t first, end;
+	double cost_ns;
+	enum segment_term term;
+};
+
+/*
+ * segment_cut_bound, and the cut set that attains it: *segs (malloc'd,
+ * the caller frees it) gets its *nsegs segments in kernel order, tiling
+ * kernels 0..K-1; their costs add up to out->exact_ns. By the bound's proof
+ * every run spends at least a segment's cost between the starts of its
+ * first kernel and of the kernel after it (time 0 for the first segment,
+ * the run's end for the last), so a run's time per segment says where it
+ * is slower than the bound. The same errors as segment_cut_bound, and
+ * DAO_ERR_NOMEM; *segs and *nsegs are written only on DAO_OK (NULL and 0
+ * for a trace of no kernels).
+ */
+dao_status segment_cut_segments(const struct dao_trace *t, const struct trace_profile *p,
+				const struct dao_sim_model *m, uint64_t budget,
+				struct segment_cut *out, struct segment_cut_segment **segs,
+				size_t *nsegs, char *err, size_t errlen);
+
+/* "compute", "h2d" or "d2h". */
+const char *segment_term_name(enum segment_term term);
+
 #endif /* DAOSIM_SEGMENT_CUT_H */
