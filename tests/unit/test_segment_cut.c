@@ -284,6 +284,16 @@ static char *random_trace(unsigned *seed, int nb, int nk)
 	return random_trace_shaped(seed, nb, nk, &shape);
 }
 
+/* Trace i's device: the balanced unit model and the copy-bound h100 in
+ * turn. */
+static void alternate_model(int i, struct dao_sim_model *m)
+{
+	if (i % 2)
+		unit_model(m);
+	else
+		dao_sim_model_preset("h100", m);
+}
+
 static void test_brute(void)
 {
 	unsigned seed = 4242;
@@ -296,10 +306,7 @@ static void test_brute(void)
 		struct dao_sim_model m;
 		char err[256];
 
-		if (i % 2)
-			unit_model(&m);
-		else
-			dao_sim_model_preset("h100", &m);
+		alternate_model(i, &m);
 		trace_profile_build(t, 1, &p);
 		for (int step = 0; step <= 4; step++) {
 			uint64_t budget = p.max_kernel_bytes +
@@ -423,10 +430,7 @@ static void test_segments(void)
 		struct accesses x;
 		char err[256];
 
-		if (i % 2)
-			unit_model(&m);
-		else
-			dao_sim_model_preset("h100", &m);
+		alternate_model(i, &m);
 		trace_profile_build(t, 1, &p);
 		accesses_build(t, p.nkernels, &x);
 		for (int step = 0; step <= 3; step++) {
