@@ -443,6 +443,8 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	dao_trace_free(t);
 	return 0;
 fail:
+	free(tr->segs);
+	tr->segs = NULL;
 	trace_profile_free(&p);
 	dao_trace_free(t);
 	return -1;

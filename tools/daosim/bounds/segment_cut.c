@@ -356,22 +356,24 @@ static double dp_sweep(struct cut_dp *d, const struct trace_profile *p,
 static dao_status trace_back(const struct cut_choice *choice, const double *best_at, size_t K,
 			     struct segment_cut_segment **segs, size_t *nsegs)
 {
+	struct segment_cut_segment *v;
 	size_t n = 0, i;
 
 	for (size_t b = K; b > 0; b = choice[b].from)
 		n++;
-	*segs = malloc(n * sizeof(**segs));
-	if (!*segs)
+	v = malloc(n * sizeof(*v));
+	if (!v)
 		return DAO_ERR_NOMEM;
-	*nsegs = n;
 	i = n;
 	for (size_t b = K; b > 0; b = choice[b].from)
-		(*segs)[--i] = (struct segment_cut_segment){
+		v[--i] = (struct segment_cut_segment){
 			.first = choice[b].from,
 			.end = b,
 			.cost_ns = best_at[b] - best_at[choice[b].from],
 			.term = choice[b].term,
 		};
+	*segs = v;
+	*nsegs = n;
 	return DAO_OK;
 }
 
