@@ -4,13 +4,15 @@
  * hand (every cut set enumerated in the comments), the fast dynamic
  * program against a brute force written here from the definition
  * (Documentation/daosim.md, "Segment-cut bound") on random traces, and the
- * bound never above the modeled time of any policy's replay.
+ * bound never above the modeled time of any policy's replay; the segment
+ * LP bound on the same cut set ("Segment LP bound") between the two.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tools/daosim/bounds/bound.h"
 #include "../../tools/daosim/bounds/lp_bound.h"
 #include "../../tools/daosim/replay.h"
 #include "../../tools/daosim/bounds/segment_cut.h"
@@ -34,6 +36,36 @@ static dao_status cut(const char *text, const struct dao_sim_model *m, uint64_t 
 	trace_profile_free(&p);
 	dao_trace_free(t);
 	return st;
+}
+
+/* The segment LP bound (segment_lp.c) through its row of the table. */
+static uint64_t lp_ns(const struct dao_trace *t, const struct trace_profile *p,
+		      const struct dao_sim_model *m, uint64_t budget)
+{
+	struct bound_input in = { .trace = t, .profile = p, .model = m, .budget = budget };
+	uint64_t v = 0;
+	char err[256];
+
+	if (bound_segment_lp.solve(&in, &v, err, sizeof(err)))
+		tap_bail("segment LP: %s", err);
+	return v;
+}
+
+/* lp_ns on a trace's text, on the unit model. */
+static uint64_t lp_text_ns(const char *text, uint64_t budget)
+{
+	struct dao_trace *t = parse(text);
+	struct trace_profile p;
+	struct dao_sim_model m;
+	uint64_t v;
+
+	unit_model(&m);
+	if (trace_profile_build(t, 1, &p))
+		tap_bail("profile");
+	v = lp_ns(t, &p, &m, budget);
+	trace_profile_free(&p);
+	dao_trace_free(t);
+	return v;
 }
 
 static uint64_t cut_ns(const char *text, uint64_t budget)
@@ -243,6 +275,34 @@ static void test_hand(void)
 			"k k1 10 r=2 w=- rw=-\nk k2 10 r=3 w=- rw=-\n",
 		      100) == 300,
 	       "no writes: the compulsory fetches, 300 ns");
+	/*
+	 * What the segment cut holds at a cut for free, and the segment LP
+	 * charges. Two host inputs: k0 (10 flops) reads a, k1 (100) updates
+	 * c, k2 (10) overwrites a; budget 200, room for both.
+	 *  {}    F a + c = 200 from time 0, compute 120: 200
+	 *  {1}   [0,1): a, 100; [1,3): c in F, but room_in(1) = 200 holds
+	 *        it: compute 110: 210
+	 *  {2}   [0,2): 200; [2,3): 10: 210
+	 *  {1,2} 100 + compute 100 + 10: 210
+	 * The bound is 210, attained first by {1}. The segment LP on {1}: c
+	 * is k1's operand at the cut, its host data held nowhere at time 0,
+	 * so its fetch ends by k1's start, in segment 0 with a's: t_0 >= 200,
+	 * t_1 >= 110: 310, the optimum (a fetched, then c while k0 runs, then
+	 * k1 and k2).
+	 */
+	{
+		static const char two_inputs[] = H "b 1 100\nb 2 100\nb 3 100\n"
+						   "k k0 10 r=1 w=- rw=-\nk k1 100 r=- w=- rw=3\n"
+						   "k k2 10 r=- w=1 rw=-\n";
+
+		tap_ok(cut_ns(two_inputs, 200) == 210 && lp_text_ns(two_inputs, 200) == 310,
+		       "host data held at a cut: the segment cut 210 ns, the segment LP 310 (got %llu, %llu)",
+		       (unsigned long long)cut_ns(two_inputs, 200),
+		       (unsigned long long)lp_text_ns(two_inputs, 200));
+		/* and where the segment cut is exact, the LP is too */
+		tap_ok(lp_text_ns(wb_then_fetch, 100) == 200,
+		       "write-back then refetch of one block: the segment LP 200 ns as well");
+	}
 }
 
 static void test_refusals(void)
@@ -343,6 +403,7 @@ static void test_below_policies(void)
 					   DAO_POLICY_FIFO, DAO_POLICY_PLAN };
 	unsigned seed = 99;
 	int runs = 0, failed = 0, below = 1, above_compute = 1, closest_set = 0;
+	int lp_below = 1, lp_above = 1, lp_higher = 0, nlp = 0;
 	double closest = 0;
 
 	for (int i = 0; i < 60; i++) {
@@ -361,12 +422,17 @@ static void test_below_policies(void)
 		for (int frac = 1; frac <= 4; frac++) {
 			uint64_t budget = frac == 4 ? p.max_kernel_bytes : p.peak_live_bytes / (uint64_t)frac;
 			struct segment_cut sc;
+			uint64_t lp;
 
 			if (budget < p.max_kernel_bytes)
 				budget = p.max_kernel_bytes;
 			if (segment_cut_bound(t, &p, &m, budget, &sc, err, sizeof(err)))
 				tap_bail("segment cut: %s", err);
 			above_compute &= sc.ns >= profile_compute_ns(&p, &m);
+			lp = lp_ns(t, &p, &m, budget);
+			lp_above &= (double)lp + 1 >= (double)sc.ns * (1 - 1e-6);
+			lp_higher += lp > sc.ns + 1;
+			nlp++;
 			for (size_t j = 0; j < sizeof(pols) / sizeof(pols[0]); j++) {
 				struct replay_opts o = { .policy = pols[j], .budget = budget };
 				struct replay_result r;
@@ -376,6 +442,12 @@ static void test_below_policies(void)
 					if (!failed++)
 						tap_diag("  replay failed: %s", r.err);
 					continue;
+				}
+				if (r.sim.end_ns < lp) {
+					lp_below = 0;
+					tap_diag("  trace %d budget %llu %s: modeled %llu ns < segment LP %llu",
+						 i, (unsigned long long)budget, dao_policy_name(pols[j]),
+						 (unsigned long long)r.sim.end_ns, (unsigned long long)lp);
 				}
 				if (r.sim.end_ns < sc.ns) {
 					below = 0;
@@ -398,6 +470,9 @@ static void test_below_policies(void)
 	tap_ok(failed == 0, "%d random replays, %d failed", runs, failed);
 	tap_ok(below, "the segment-cut bound <= every policy's modeled time (closest: %.4fx)", closest);
 	tap_ok(above_compute, "the segment-cut bound >= the compute time (no cut)");
+	tap_ok(lp_below, "the segment LP bound <= every policy's modeled time");
+	tap_ok(lp_above && lp_higher > 0,
+	       "the segment LP bound >= the segment cut on all %d, above it on %d", nlp, lp_higher);
 }
 
 static int close_to(double got, double want)

@@ -88,12 +88,19 @@ ok $? "JSON: the time-indexed bound is there, never below the simple one, and is
 ok $? "JSON: no policy beats the time-indexed bound; time / max(both bounds) agrees"
 grep -q "time-indexed bound [0-9.]* ms, larger bound" "$tmp/table" && grep -q "time/max" "$tmp/table"
 ok $? "table shows the time-indexed bound and time/max"
-[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $c = $t->{segment_cut_bound_ns}; my $m = $t->{max_time_bound_ns}; defined $c && $c >= $t->{compute_ns} && $t->{largest_time_bound_ns} == ($c > $m ? $c : $m)')" = 1 ]
-ok $? "JSON: the segment-cut bound is there, >= compute, and the largest bound is the larger of it and max_time_bound_ns"
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $c = $t->{segment_cut_bound_ns}; my $l = $t->{segment_lp_bound_ns}; my $m = $t->{max_time_bound_ns}; defined $c && $c >= $t->{compute_ns} && $t->{largest_time_bound_ns} == (sort { $b <=> $a } $c, $l, $m)[0]')" = 1 ]
+ok $? "JSON: the segment-cut bound is there, >= compute, and the largest bound is the larger of the segment LP bound and max_time_bound_ns"
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; !grep { $_->{modeled_ns} < $t->{segment_cut_bound_ns} || abs($_->{time_ratio_to_segment_cut} - $_->{modeled_ns} / $t->{segment_cut_bound_ns}) > 1e-6 || abs($_->{time_ratio_to_largest_bound} - $_->{modeled_ns} / $t->{largest_time_bound_ns}) > 1e-6 } @{$t->{policies}}')" = 1 ]
 ok $? "JSON: no policy beats the segment-cut bound; time / segment cut and time / largest bound agree"
-grep -q "segment-cut bound [0-9.]* ms, largest of all bounds [0-9.]* ms" "$tmp/table" && grep -q "time/cut" "$tmp/table" && grep -q "time/all" "$tmp/table"
+grep -q "segment-cut bound [0-9.]* ms, segment LP bound [0-9.]* ms, largest of all bounds [0-9.]* ms" "$tmp/table" && grep -q "time/cut" "$tmp/table" && grep -q "time/all" "$tmp/table"
 ok $? "table shows the segment-cut bound, time/cut and time/all"
+# The segment LP bound: on the segment cut's cut set, never below it (but
+# for rounding) and never above a policy; the largest bound counts it.
+[ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $l = $t->{segment_lp_bound_ns}; defined $l && $l + 1 >= $t->{segment_cut_bound_ns} * (1 - 1e-6) && $t->{largest_time_bound_ns} >= $l && !grep { $_->{modeled_ns} < $l } @{$t->{policies}}')" = 1 ]
+ok $? "JSON: the segment LP bound is there, >= the segment cut, <= every policy, and counted in the largest bound"
+"$bin" --policy dao --budget 2M --segment-lp-limit 0 --json "$tmp/small.trace" >"$tmp/nl.json" 2>"$tmp/err"
+[ $? = 0 ] && [ "$(json "$tmp/nl.json" 'my $t = $j->{traces}[0]; exists $t->{segment_lp_bound_ns} && !defined $t->{segment_lp_bound_ns}')" = 1 ]
+ok $? "--segment-lp-limit 0 skips the segment LP bound: a null field"
 # The planned schedule: an upper bound, the best checked schedule the
 # planner found, so between the largest lower bound and every policy run
 # with the planner's knowledge (the whole trace: daosim's default lookahead).
@@ -106,14 +113,14 @@ ok $? "table: the planned schedule's line and the time/plan column"
 ok $? "--plan-limit 0 skips the plan: null fields"
 "$bin" --policy dao --budget 2M --json --time-bound-limit 0 "$tmp/small.trace" >"$tmp/j0.json" 2>"$tmp/err"
 ok $? "--time-bound-limit 0 runs"
-[ "$(json "$tmp/j0.json" 'my $t = $j->{traces}[0]; my $c = $t->{segment_cut_bound_ns}; my $m = $t->{time_bound_ns}; defined $c && $t->{largest_time_bound_ns} == ($c > $m ? $c : $m)')" = 1 ]
-ok $? "JSON: without the time-indexed bound the segment cut is still there, and the largest of it and the simple bound"
+[ "$(json "$tmp/j0.json" 'my $t = $j->{traces}[0]; my $c = $t->{segment_cut_bound_ns}; my $l = $t->{segment_lp_bound_ns}; my $m = $t->{time_bound_ns}; $c = $l if $l > $c; defined $c && $t->{largest_time_bound_ns} == ($c > $m ? $c : $m)')" = 1 ]
+ok $? "JSON: without the time-indexed bound the segment cut and LP bounds are still there, and the largest of them and the simple bound"
 [ "$(json "$tmp/j0.json" 'my $t = $j->{traces}[0]; !defined $t->{time_indexed_bound_ns} && $t->{max_time_bound_ns} == $t->{time_bound_ns} && !defined $t->{policies}[0]{time_ratio_to_time_indexed_bound} && defined $t->{policies}[0]{time_ratio_to_max_bound}')" = 1 ]
 ok $? "JSON: without the time-indexed bound it is null and the larger bound is the simple one"
 # The fields others read, in the order Documentation/daosim.md ("Output")
 # lists them: the table of bounds (tools/daosim/bounds/) adds fields only.
 keys() { perl -ne 'print join(" ", /"(\w+)":/g), "\n"' "$1" | sed -n "$2p"; }
-[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns largest_time_bound_ns plan_ns" ]
+[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns segment_lp_bound_ns largest_time_bound_ns plan_ns" ]
 ok $? "JSON: the trace's fields, in their documented order"
 [ "$(keys "$tmp/j.json" 5)" = "policy h2d_bytes d2h_bytes fetches prefetches writebacks evictions drops stalls kernels peak_device_bytes compute_ns modeled_ns stall_ns h2d_busy_ns d2h_busy_ns h2d_ratio_to_lp d2h_ratio_to_lp time_ratio_to_bound time_ratio_to_time_indexed_bound time_ratio_to_max_bound time_ratio_to_segment_cut time_ratio_to_largest_bound time_ratio_to_plan" ]
 ok $? "JSON: a policy's fields, in their documented order"

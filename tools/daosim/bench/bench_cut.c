@@ -3,7 +3,9 @@
  * bench_cut - time daosim's segment-cut bound (segment_cut.h) on traces:
  * one line per trace and budget with the kernels, the operand accesses,
  * the bound and the CPU seconds its dynamic program took (the profile and
- * the trace's parse not counted).
+ * the trace's parse not counted); then the segment LP bound on its cut set
+ * (segment_lp.c, without a CPU limit) and the CPU seconds it took, its
+ * dynamic program again included.
  *
  *   daosim-bench-cut [--device NAME] PCT TRACE...
  */
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "profile.h"
+#include "bounds/bound.h"
 #include "bounds/segment_cut.h"
 
 /* CPU seconds of this process: the machine may be shared. */
@@ -46,8 +49,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "daosim-bench-cut: %s: a percentage in (0, 100]\n", argv[i]);
 		return 2;
 	}
-	printf("%-40s %7s %8s %9s %12s %9s\n", "trace", "budget", "kernels", "accesses",
-	       "cut ms", "cpu s");
+	printf("%-40s %7s %8s %9s %12s %9s %12s %9s\n", "trace", "budget", "kernels",
+	       "accesses", "cut ms", "cpu s", "LP ms", "cpu s");
 	for (i++; i < argc; i++) {
 		struct dao_trace *t;
 		struct trace_profile p;
@@ -73,8 +76,18 @@ int main(int argc, char **argv)
 			fprintf(stderr, "daosim-bench-cut: %s: %s\n", argv[i], err);
 			failed = 1;
 		} else {
-			printf("%-40s %6g%% %8zu %9zu %12.3f %9.4f\n", argv[i], pct, t->nkernels,
-			       t->nops, sc.ns / 1e6, cpu() - c0);
+			struct bound_input in = { .trace = t, .profile = &p, .model = &m,
+						  .budget = budget };
+			double cut_s = cpu() - c0;
+			uint64_t lp = 0;
+
+			c0 = cpu();
+			if (bound_segment_lp.solve(&in, &lp, err, sizeof(err))) {
+				fprintf(stderr, "daosim-bench-cut: %s: segment LP: %s\n", argv[i], err);
+				failed = 1;
+			}
+			printf("%-40s %6g%% %8zu %9zu %12.3f %9.4f %12.3f %9.4f\n", argv[i], pct,
+			       t->nkernels, t->nops, sc.ns / 1e6, cut_s, lp / 1e6, cpu() - c0);
 		}
 		trace_profile_free(&p);
 		dao_trace_free(t);

@@ -103,6 +103,7 @@ extern const struct bound bound_time_simple;   /* simple.c */
 extern const struct bound bound_time_indexed;  /* time_bound.c */
 extern const struct bound bound_larger;        /* largest.c */
 extern const struct bound bound_segment_cut;   /* segment_cut.c */
+extern const struct bound bound_segment_lp; /* segment_lp.c */
 extern const struct bound bound_largest;       /* largest.c */
 extern const struct bound bound_plan;          /* plan.c */
 

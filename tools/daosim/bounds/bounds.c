@@ -16,6 +16,7 @@ const struct bound *const bound_table[] = {
 	&bound_time_indexed,
 	&bound_larger,
 	&bound_segment_cut,
+	&bound_segment_lp,
 	&bound_largest,
 	&bound_plan,
 };
