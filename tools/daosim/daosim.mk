@@ -43,6 +43,12 @@ $(DAOSIM_BENCH_CUT_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_cut.o $(BUILD
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
 all: $(DAOSIM_BENCH_CUT_BIN)
+# The segment LP with residency 0 or 1 (Documentation/daosim.md).
+DAOSIM_BENCH_MIP_BIN := $(BUILD)/bin/daosim-bench-mip
+$(DAOSIM_BENCH_MIP_BIN): $(BUILD)/rel/obj/tools/daosim/bench/bench_mip.o $(BUILD)/rel/lib/libdaosim.a $(TOOLS_COMMON_A) $(LIBDAO_SIM_A) $(LIBDAO_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(call ldflags,rel) $(DAOSIM_LIBS)
+all: $(DAOSIM_BENCH_MIP_BIN)
 
 # Unit tests that use daosim's pieces: the variant's libdaosim.a, found
 # from the test's own path (build/VARIANT/tests/NAME), then libdao.a again

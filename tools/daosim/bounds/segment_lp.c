@@ -34,11 +34,14 @@
 
 #include "bound.h"
 #include "segment_cut.h"
+#include "segment_lp.h"
 #include "time_bound_lp.h"
 
-/* Columns and rows grown as they are added. */
+/* Columns and rows grown as they are added; is_r flags the residency
+ * columns. */
 struct grow {
 	struct lp lp;
+	unsigned char *is_r;
 	size_t ccap, rcap;
 };
 
@@ -51,18 +54,22 @@ static size_t add_col(struct grow *g, double lb, double ub, double obj)
 		double *a = realloc(lp->collb, n * sizeof(*a));
 		double *b = a ? realloc(lp->colub, n * sizeof(*b)) : NULL;
 		double *c = b ? realloc(lp->obj, n * sizeof(*c)) : NULL;
+		unsigned char *r = c ? realloc(g->is_r, n) : NULL;
 
 		if (a)
 			lp->collb = a;
 		if (b)
 			lp->colub = b;
-		if (!c) {
+		if (c)
+			lp->obj = c;
+		if (!r) {
 			lp->nomem = 1;
 			return SIZE_MAX;
 		}
-		lp->obj = c;
+		g->is_r = r;
 		g->ccap = n;
 	}
+	g->is_r[lp->ncols] = 0;
 	lp->collb[lp->ncols] = lb;
 	lp->colub[lp->ncols] = ub;
 	lp->obj[lp->ncols] = obj;
@@ -162,6 +169,7 @@ static void add_stretch(struct grow *g, const struct cuts *c, const struct shape
 
 		if (col == SIZE_MAX)
 			return;
+		g->is_r[col] = 1;
 		lp_entry(&g->lp, c->row_room[i], col, s->bytes * room_coef);
 		row = add_row(g, 1, INFINITY);
 		lp_entry(&g->lp, row, col, 1);
@@ -331,15 +339,84 @@ out:
 	return st;
 }
 
-static dao_status segment_lp(const struct bound_input *in, uint64_t *value, char *err,
-			     size_t errlen)
+/* The segment cut's cut set, with a cut added at every every-th kernel
+ * (0: none). */
+static dao_status cut_set(const struct bound_input *in, size_t every, struct cuts *c,
+			  char *err, size_t errlen)
 {
 	const struct trace_profile *p = in->profile;
 	struct segment_cut sc;
 	struct segment_cut_segment *segs = NULL;
+	size_t n = 0, j = 0;
+	dao_status st;
+
+	st = segment_cut_segments(in->trace, p, in->model, in->budget, &sc, &segs, &n, err,
+				  errlen);
+	if (st || n == 0)
+		return st;
+	c->cut = malloc((p->nkernels + 1) * sizeof(*c->cut));
+	c->seg_of = malloc(p->nkernels * sizeof(*c->seg_of));
+	if (!c->cut || !c->seg_of) {
+		free(segs);
+		return DAO_ERR_NOMEM;
+	}
+	for (size_t k = 0; k < p->nkernels; k++) {
+		bool first = j < n && segs[j].first == k;
+
+		if (first)
+			j++;
+		if (first || (every && k % every == 0))
+			c->cut[c->m++] = k;
+		c->seg_of[k] = c->m - 1;
+	}
+	c->cut[c->m] = p->nkernels;
+	free(segs);
+	return DAO_OK;
+}
+
+dao_status segment_lp_build(const struct bound_input *in, size_t every, struct segment_lp *out,
+			    char *err, size_t errlen)
+{
 	struct cuts c = { 0 };
 	struct grow g = { 0 };
-	size_t n = 0, iters = 0;
+	dao_status st;
+
+	memset(out, 0, sizeof(*out));
+	st = cut_set(in, every, &c, err, errlen);
+	if (!st && c.m)
+		st = build(&g, &c, in->profile, in->model, in->budget);
+	out->lp = g.lp;
+	out->is_r = g.is_r;
+	out->nsegs = c.m;
+	free(c.cut);
+	free(c.seg_of);
+	free(c.row_h2d);
+	free(c.row_d2h);
+	free(c.row_room);
+	return st;
+}
+
+void segment_lp_free(struct segment_lp *s)
+{
+	lp_free(&s->lp);
+	free(s->is_r);
+	memset(s, 0, sizeof(*s));
+}
+
+uint64_t segment_lp_ns(double obj)
+{
+	/* The solvers hold rows to about 1e-7 of their bounds: 1e-6 of the
+	 * optimum is more than that noise, and a run lasts whole ns. */
+	double x = ceil(obj * 1e3 * (1.0 - 1e-6));
+
+	return !(x > 0) ? 0 : x >= 1.8e19 ? UINT64_MAX / 4 : (uint64_t)x;
+}
+
+static dao_status segment_lp(const struct bound_input *in, uint64_t *value, char *err,
+			     size_t errlen)
+{
+	struct segment_lp s;
+	size_t iters = 0;
 	double obj;
 	dao_status st;
 	char dummy[128] = "";
@@ -348,51 +425,17 @@ static dao_status segment_lp(const struct bound_input *in, uint64_t *value, char
 		err = dummy;
 		errlen = sizeof(dummy);
 	}
-	st = segment_cut_segments(in->trace, p, in->model, in->budget, &sc, &segs, &n, err,
-				  errlen);
-	if (st)
-		return st;
-	if (n == 0) {
+	st = segment_lp_build(in, 0, &s, err, errlen);
+	if (!st && s.nsegs == 0)
 		*value = 0;
-		return DAO_OK;
-	}
-	c.m = n;
-	c.cut = malloc((n + 1) * sizeof(*c.cut));
-	c.seg_of = malloc(p->nkernels * sizeof(*c.seg_of));
-	if (!c.cut || !c.seg_of) {
-		st = DAO_ERR_NOMEM;
-		goto out;
-	}
-	for (size_t j = 0; j < n; j++) {
-		c.cut[j] = segs[j].first;
-		for (size_t k = segs[j].first; k < segs[j].end; k++)
-			c.seg_of[k] = j;
-	}
-	c.cut[n] = p->nkernels;
-	st = build(&g, &c, p, in->model, in->budget);
-	if (st)
-		goto out;
-	if (clp_solve(&g.lp, NULL, 0, in->cpu_limit_s, &obj, NULL, &iters, err, errlen)) {
+	else if (!st && clp_solve(&s.lp, NULL, 0, in->cpu_limit_s, &obj, NULL, &iters, err,
+				  errlen))
 		/* stopped at its limit: the row is left out; else a failure */
 		st = strstr(err, "within") ? DAO_ERR_RANGE :
 		     strstr(err, "memory") ? DAO_ERR_NOMEM : DAO_ERR_FAILED;
-		goto out;
-	}
-	{
-		/* CLP holds rows to about 1e-7 of their bounds: 1e-6 of the
-		 * optimum is more than that noise, and a run lasts whole ns */
-		double x = ceil(obj * 1e3 * (1.0 - 1e-6));
-
-		*value = !(x > 0) ? 0 : (uint64_t)x;
-	}
-out:
-	free(segs);
-	free(c.cut);
-	free(c.seg_of);
-	free(c.row_h2d);
-	free(c.row_d2h);
-	free(c.row_room);
-	lp_free(&g.lp);
+	else if (!st)
+		*value = segment_lp_ns(obj);
+	segment_lp_free(&s);
 	return st;
 }
 
