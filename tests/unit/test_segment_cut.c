@@ -224,6 +224,12 @@ static const char wb_then_fetch[] = H "b 1 100\nb 2 100\n"
 				      "k k0 10 r=- w=1 rw=-\nk k1 10 r=- w=2 rw=-\n"
 				      "k k2 10 r=1 w=- rw=-\n";
 
+/* Two host inputs, read in turn: k0 (10 flops) reads a, k1 (100)
+ * updates c, k2 (10) overwrites a (test_hand works it out). */
+static const char two_inputs[] = H "b 1 100\nb 2 100\nb 3 100\n"
+				   "k k0 10 r=1 w=- rw=-\nk k1 100 r=- w=- rw=3\n"
+				   "k k2 10 r=- w=1 rw=-\n";
+
 static void test_hand(void)
 {
 	/*
@@ -293,9 +299,6 @@ static void test_hand(void)
 	 * k1 and k2).
 	 */
 	{
-		static const char two_inputs[] = H "b 1 100\nb 2 100\nb 3 100\n"
-						   "k k0 10 r=1 w=- rw=-\nk k1 100 r=- w=- rw=3\n"
-						   "k k2 10 r=- w=1 rw=-\n";
 
 		tap_ok(cut_ns(two_inputs, 200) == 210 && lp_text_ns(two_inputs, 200) == 310,
 		       "host data held at a cut: the segment cut 210 ns, the segment LP 310 (got %llu, %llu)",
@@ -675,9 +678,6 @@ static void test_mip(void)
 	       "the MIP's bound <= every policy's modeled time (closest: %.4fx); above its LP "
 	       "on %d", closest, higher);
 	{
-		static const char two_inputs[] = H "b 1 100\nb 2 100\nb 3 100\n"
-						   "k k0 10 r=1 w=- rw=-\nk k1 100 r=- w=- rw=3\n"
-						   "k k2 10 r=- w=1 rw=-\n";
 		struct dao_trace *t = parse(two_inputs);
 		struct trace_profile p;
 		struct dao_sim_model m;
