@@ -89,7 +89,7 @@ ok $? "JSON: no policy beats the time-indexed bound; time / max(both bounds) agr
 grep -q "time-indexed bound [0-9.]* ms, larger bound" "$tmp/table" && grep -q "time/max" "$tmp/table"
 ok $? "table shows the time-indexed bound and time/max"
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $c = $t->{segment_cut_bound_ns}; my $l = $t->{segment_lp_bound_ns}; my $m = $t->{max_time_bound_ns}; defined $c && $c >= $t->{compute_ns} && $t->{largest_time_bound_ns} == (sort { $b <=> $a } $c, $l, $m)[0]')" = 1 ]
-ok $? "JSON: the segment-cut bound is there, >= compute, and the largest bound is the larger of the segment LP bound and max_time_bound_ns"
+ok $? "JSON: the segment-cut bound is there, >= compute, and the largest bound is the largest of it, the segment LP bound and max_time_bound_ns"
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; !grep { $_->{modeled_ns} < $t->{segment_cut_bound_ns} || abs($_->{time_ratio_to_segment_cut} - $_->{modeled_ns} / $t->{segment_cut_bound_ns}) > 1e-6 || abs($_->{time_ratio_to_largest_bound} - $_->{modeled_ns} / $t->{largest_time_bound_ns}) > 1e-6 } @{$t->{policies}}')" = 1 ]
 ok $? "JSON: no policy beats the segment-cut bound; time / segment cut and time / largest bound agree"
 grep -q "segment-cut bound [0-9.]* ms, segment LP bound [0-9.]* ms, largest of all bounds [0-9.]* ms" "$tmp/table" && grep -q "time/cut" "$tmp/table" && grep -q "time/all" "$tmp/table"
