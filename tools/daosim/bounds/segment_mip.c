@@ -111,7 +111,12 @@ dao_status segment_mip_bound(const struct bound_input *in, size_t every, double 
 	double t0 = cpu_now(), bound;
 	dao_status st;
 	int ret, term = -1;
+	char dummy[128] = "";
 
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
 	memset(out, 0, sizeof(*out));
 	st = segment_lp_build(in, every, &s, err, errlen);
 	if (st || s.nsegs == 0)
