@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "segment_lp.h"
 #include "segment_mip.h"
@@ -45,14 +44,6 @@ static void track(glp_tree *tree, void *info)
 		if (b > *bound)
 			*bound = b;
 	}
-}
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* s's LP into a GLPK problem, residency columns binary; NULL when it
@@ -108,7 +99,7 @@ dao_status segment_mip_bound(const struct bound_input *in, size_t every, double 
 	glp_prob *P = NULL;
 	glp_smcp sm;
 	glp_iocp io;
-	double t0 = cpu_now(), bound;
+	double t0 = cpu_s(), bound;
 	dao_status st;
 	int ret, term = -1;
 	char dummy[128] = "";
@@ -145,7 +136,7 @@ dao_status segment_mip_bound(const struct bound_input *in, size_t every, double 
 	out->lp_ns = segment_lp_ns(bound);
 	glp_init_iocp(&io);
 	io.msg_lev = GLP_MSG_OFF;
-	io.tm_lim = (int)fmax(1, fmin((limit_s - (cpu_now() - t0)) * 1e3, 1e9));
+	io.tm_lim = (int)fmax(1, fmin((limit_s - (cpu_s() - t0)) * 1e3, 1e9));
 	io.gmi_cuts = io.mir_cuts = io.cov_cuts = io.clq_cuts = GLP_ON;
 	io.cb_func = track;
 	io.cb_info = &bound;
@@ -162,7 +153,7 @@ dao_status segment_mip_bound(const struct bound_input *in, size_t every, double 
 out:
 	if (term != -1)
 		glp_term_out(term);
-	out->cpu_s = cpu_now() - t0;
+	out->cpu_s = cpu_s() - t0;
 	if (P)
 		glp_delete_prob(P);
 	segment_lp_free(&s);
