@@ -3,7 +3,9 @@
  * test_horizon.c - the prefetch horizon in modeled time (core/horizon.c):
  * which queued kernels are due for their fetches follows the flops and
  * bytes of the window against the device's rates, not a count of kernels;
- * and a backend whose rates cannot model time is refused at open.
+ * the room the window needs, before an op or in all; cleaning ahead's
+ * share of the d2h engine in modeled time; and a backend whose rates
+ * cannot model time is refused at open.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -195,17 +197,21 @@ static void test_window_room(void)
 		w->r[0][i].asize = w->r[0][i].size;
 	w->r[1][0].asize = 5 * MB;
 	w->r[2][0].asize = 7 * MB;
-	tap_ok(horizon_peak_room(w->d) == 35 * MB,
+	tap_ok(horizon_peak_room(w->d, UINT64_MAX) == 35 * MB,
 	       "nothing freed: the placements add up (%llu bytes)",
-	       (unsigned long long)horizon_peak_room(w->d));
+	       (unsigned long long)horizon_peak_room(w->d, UINT64_MAX));
+	tap_ok(horizon_peak_room(w->d, k2->seq) == 30 * MB &&
+		       horizon_peak_room(w->d, k3->seq) == 35 * MB &&
+		       horizon_peak_room(w->d, k1->seq) == 0,
+	       "before an op, only the placements of the ops before it count");
 	w->r[0][1].released = true; /* k1's output, last used there */
-	tap_ok(horizon_peak_room(w->d) == 30 * MB,
+	tap_ok(horizon_peak_room(w->d, UINT64_MAX) == 30 * MB,
 	       "a released record's room comes back after its last use (%llu bytes)",
-	       (unsigned long long)horizon_peak_room(w->d));
+	       (unsigned long long)horizon_peak_room(w->d, UINT64_MAX));
 	w->u[0][0].rec->uses.head = NULL; /* its next use is not this one */
-	tap_ok(horizon_peak_room(w->d) == 20 * MB,
+	tap_ok(horizon_peak_room(w->d, UINT64_MAX) == 20 * MB,
 	       "a record enters only at its next use (%llu bytes)",
-	       (unsigned long long)horizon_peak_room(w->d));
+	       (unsigned long long)horizon_peak_room(w->d, UINT64_MAX));
 	tap_ok(horizon_compute_ns(w->d, NULL) == 3000000 && horizon_compute_ns(w->d, k3) == 2000000 &&
 		       horizon_compute_ns(w->d, k1) == 0,
 	       "the window's compute time, up to an op or whole");
@@ -215,6 +221,41 @@ static void test_window_room(void)
 	tap_ok(horizon_kernel_ns(w->d, k2) == UINT64_MAX &&
 		       horizon_compute_ns(w->d, NULL) == UINT64_MAX,
 	       "declared flops past any rate saturate, never wrap");
+	window_free(w);
+}
+
+/* Cleaning ahead's share of the d2h engine in modeled time: each
+ * write-back adds its copy time, each kernel takes off its own time and
+ * the stall before it, down to nothing, never wrapping. */
+static void test_clean_queue(void)
+{
+	struct window *w = window_new();
+	struct op *k = push(w, OP_KERNEL, 100000000000ull, 0, false, 0); /* 1 ms */
+
+	horizon_queue_clean(w->d, 100 * MB); /* 2 ms at 50 GB/s */
+	tap_ok(w->d->res.clean_queue_ns == 2000000, "a write-back of 100 MB queues 2 ms (%llu ns)",
+	       (unsigned long long)w->d->res.clean_queue_ns);
+	horizon_kernel_passed(w->d, k, 500000);
+	tap_ok(w->d->res.clean_queue_ns == 500000,
+	       "a kernel of 1 ms after a stall of 0.5 ms leaves 0.5 ms (%llu ns)",
+	       (unsigned long long)w->d->res.clean_queue_ns);
+	horizon_kernel_passed(w->d, k, 0);
+	tap_ok(w->d->res.clean_queue_ns == 0, "time past the queue leaves nothing, not a debt");
+	horizon_queue_clean(w->d, 100 * MB);
+	w->be.holds_data = true; /* a real device: its stalls are measured */
+	w->d->flags = DAO_CONFIG_DETERMINISTIC;
+	horizon_kernel_passed(w->d, k, 500000);
+	tap_ok(w->d->res.clean_queue_ns == 1000000,
+	       "a deterministic device with measured stalls counts the kernel's time only (%llu ns)",
+	       (unsigned long long)w->d->res.clean_queue_ns);
+	w->d->flags = 0;
+	horizon_kernel_passed(w->d, k, 500000);
+	tap_ok(w->d->res.clean_queue_ns == 0, "another counts the stall too");
+	w->d->res.clean_queue_ns = UINT64_MAX - 1;
+	horizon_queue_clean(w->d, 100 * MB);
+	tap_ok(w->d->res.clean_queue_ns == UINT64_MAX, "the queue saturates, never wraps");
+	horizon_kernel_passed(w->d, k, UINT64_MAX);
+	tap_ok(w->d->res.clean_queue_ns == 0, "so does the time passed");
 	window_free(w);
 }
 
@@ -244,6 +285,7 @@ int main(void)
 	test_due_follows_time();
 	test_outputs_and_gaps();
 	test_window_room();
+	test_clean_queue();
 	test_open_refuses_bad_rates();
 	tap_plan_done();
 	return tap_exit();

@@ -111,6 +111,60 @@ static void test_fetch_bounded(void)
 	tap_ok(policy_fetch_bounded(NULL, &f), "a fetch as large as the budget with nothing ahead");
 }
 
+/* dao's answers on cleaning ahead, from a window whose room and compute
+ * time are given: 1 ms of compute to the frontier, 50 GB/s d2h, a
+ * candidate of 10 MB (0.2 ms). */
+struct fixed_window {
+	struct policy_clean c; /* first */
+	uint64_t room, compute_ns;
+};
+
+static uint64_t fixed_room(struct policy_clean *c)
+{
+	return ((struct fixed_window *)c)->room;
+}
+
+static uint64_t fixed_compute(struct policy_clean *c)
+{
+	return ((struct fixed_window *)c)->compute_ns;
+}
+
+static uint64_t fixed_d2h(struct policy_clean *c, uint64_t bytes)
+{
+	return bytes / 50; /* 50 GB/s: 50 bytes a ns */
+}
+
+static void test_dao_clean(void)
+{
+	struct fixed_window w = {
+		.c = { .key = 500, .bytes = 10000000, .frontier = 100, .free_bytes = 0,
+		       .peak_room = fixed_room, .compute_ns = fixed_compute, .d2h_ns = fixed_d2h },
+		.room = 1ull << 30,
+		.compute_ns = 1000000,
+	};
+
+	tap_ok(policy_dao.clean(NULL, &w.c), "dao cleans a record needed after the frontier");
+	w.c.cleaned_bytes = 1ull << 40;
+	w.c.free_bytes = 0;
+	w.room = (1ull << 40) + 1;
+	tap_ok(policy_dao.clean(NULL, &w.c),
+	       "1 TB cleaned long ago and still resident does not hold it back: none queued");
+	w.c.queue_ns = 900000;
+	tap_ok(!policy_dao.clean(NULL, &w.c),
+	       "0.9 ms queued and 0.2 ms more is past 1 ms of compute to the frontier: not now");
+	w.c.queue_ns = 800000;
+	tap_ok(policy_dao.clean(NULL, &w.c), "0.8 ms queued and 0.2 ms more is within it");
+	w.c.queue_ns = 0;
+	w.c.bytes = 1ull << 36;
+	tap_ok(policy_dao.clean(NULL, &w.c), "one record goes when none is queued, however long");
+	w.room = 1ull << 40;
+	tap_ok(!policy_dao.clean(NULL, &w.c),
+	       "not once what is free and cleaned covers the room needed before its next use");
+	w.room = 1ull << 41;
+	w.c.key = 100;
+	tap_ok(!policy_dao.clean(NULL, &w.c), "nor a record needed before the frontier");
+}
+
 /* The worked example of Documentation/design.md, "Where to change what":
  * a new policy, evict the largest first. */
 static struct policy_rank largest_rank(void *state, const struct policy_rec *r)
@@ -414,6 +468,7 @@ int main(void)
 	test_table();
 	test_orders();
 	test_fetch_bounded();
+	test_dao_clean();
 	test_start_refused();
 	test_new_policy_in_core();
 	test_dirty_fact();

@@ -58,7 +58,7 @@ daosim_test_libs = $(daosim_variant_dir)/lib/libdaosim.a $(daosim_variant_dir)/l
 	$(daosim_variant_dir)/lib/libdao-sim.a \
 	$(daosim_variant_dir)/lib/libdao.a \
 	$(DAOSIM_LIBS)
-DAOSIM_TESTS := test_lp_bound test_sim_replay test_sim_backend_match test_segment_cut test_bound_table test_plan_check
+DAOSIM_TESTS := test_lp_bound test_sim_replay test_clean_ahead test_sim_backend_match test_segment_cut test_bound_table test_plan_check
 $(foreach t,$(DAOSIM_TESTS),$(eval LIBS_$(t) = $$(daosim_test_libs)))
 $(foreach v,rel asan,$(foreach t,$(DAOSIM_TESTS),\
 	$(eval $(BUILD)/$(v)/tests/$(t): $(BUILD)/$(v)/lib/libdaosim.a $(BUILD)/$(v)/lib/libdaotools.a)))

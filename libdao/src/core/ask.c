@@ -213,7 +213,7 @@ static uint64_t peak_room(struct policy_clean *c)
 	struct clean_turn *t = (struct clean_turn *)c;
 
 	if (!t->room_known) {
-		t->room = horizon_peak_room(t->d);
+		t->room = horizon_peak_room(t->d, t->next_use);
 		t->room_known = true;
 	}
 	return t->room;
@@ -253,11 +253,14 @@ bool ask_clean_begin(struct clean_turn *t, struct device *d)
 	return true;
 }
 
-bool ask_clean(struct clean_turn *t, uint64_t key, uint64_t bytes)
+bool ask_clean(struct clean_turn *t, uint64_t key, uint64_t bytes, uint64_t next_use)
 {
 	t->c.key = key;
 	t->c.bytes = bytes;
 	t->c.cleaned_bytes = t->d->res.clean_bytes;
+	t->c.queue_ns = t->d->res.clean_queue_ns;
+	t->room_known = false; /* the room is the candidate's: before its next use */
+	t->next_use = next_use;
 	return t->d->policy.ops->clean(t->d->policy.state, &t->c);
 }
 

@@ -30,20 +30,23 @@ void ask_summary(const struct device *d, char *buf, size_t len);
 uint64_t ask_fetch_room(struct device *d, const struct op *target);
 
 /* One turn of cleaning ahead: the policy is asked about one candidate
- * after another (the top of the heap of records ranked apart); modeled
- * time over the window is worked out once for the turn. */
+ * after another (the top of the heap of records ranked apart); the
+ * kernels' time to the frontier is worked out once for the turn, the room
+ * before a candidate's next use once for that candidate. */
 struct clean_turn {
 	struct policy_clean c; /* first: the policy's questions get it back */
 	struct device *d;
 	const struct op *frontier_op;
+	uint64_t next_use; /* seq of the candidate's next use (UINT64_MAX: none queued) */
 	bool room_known, compute_known;
 	uint64_t room, compute_ns;
 };
 
 /* False when the policy never cleans ahead. */
 bool ask_clean_begin(struct clean_turn *t, struct device *d);
-/* Whether to write back the candidate of key `key` and `bytes` now. */
-bool ask_clean(struct clean_turn *t, uint64_t key, uint64_t bytes);
+/* Whether to write back the candidate of key `key` and `bytes`, next
+ * used by the op of seq `next_use` (UINT64_MAX: none queued), now. */
+bool ask_clean(struct clean_turn *t, uint64_t key, uint64_t bytes, uint64_t next_use);
 
 /* The hooks: iteration mark `mark` executed; op entered the table (a
  * test of the policy's ops where it has none: every launch passes here). */

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/executor.h"
+#include "core/horizon.h"
 #include "core/inbox.h"
 #include "core/lock.h"
 #include "core/publish.h"
@@ -79,6 +80,7 @@ static void run_kernel(struct device *d, struct op *op)
 	st = d->be->ops->kernel(d->be, &kr, &after, &kseq);
 	stall = d->be->ops->last_stall_ns(d->be);
 	dev_lock(d);
+	horizon_kernel_passed(d, op, stall);
 	if (stall) {
 		d->stats.stalls++;
 		d->stats.stall_ns += stall;

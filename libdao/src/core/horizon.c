@@ -81,6 +81,25 @@ uint64_t horizon_d2h_ns(const struct device *d, uint64_t bytes)
 	return ns_at((double)bytes, d->be->rates.d2h_bytes_per_s);
 }
 
+void horizon_queue_clean(struct device *d, uint64_t bytes)
+{
+	d->res.clean_queue_ns = sat_add(d->res.clean_queue_ns, horizon_d2h_ns(d, bytes));
+}
+
+void horizon_kernel_passed(struct device *d, const struct op *op, uint64_t stall_ns)
+{
+	uint64_t passed;
+
+	/* A stall a device measured (the simulator's is modeled) differs
+	 * from run to run, and a deterministic device's decisions depend on
+	 * the program alone: there only the kernel's modeled time passes. */
+	if (d->be->holds_data && (d->flags & DAO_CONFIG_DETERMINISTIC))
+		stall_ns = 0;
+	passed = sat_add(horizon_kernel_ns(d, op), stall_ns);
+
+	d->res.clean_queue_ns = d->res.clean_queue_ns > passed ? d->res.clean_queue_ns - passed : 0;
+}
+
 uint64_t horizon_compute_ns(const struct device *d, const struct op *end)
 {
 	const struct op *op = d->q.head;
@@ -98,13 +117,13 @@ uint64_t horizon_compute_ns(const struct device *d, const struct op *end)
  * its last use. The largest running total is the most the window's
  * placements take at once, before anything they need is evicted.
  */
-uint64_t horizon_peak_room(const struct device *d)
+uint64_t horizon_peak_room(const struct device *d, uint64_t before)
 {
 	const struct op *op = d->q.head;
 	uint64_t net = 0, peak = 0;
 	unsigned n = 0;
 
-	for (; op && n < HORIZON_SCAN_OPS; op = op->next, n++) {
+	for (; op && op->seq < before && n < HORIZON_SCAN_OPS; op = op->next, n++) {
 		if (op->kind != OP_KERNEL)
 			continue;
 		/* A host kernel places nothing (its operands stay on the host). */

@@ -30,14 +30,23 @@ bool horizon_late(const struct device *d, const struct op *after, const struct o
 /* Modeled nanoseconds the d2h engine needs for bytes. */
 uint64_t horizon_d2h_ns(const struct device *d, uint64_t bytes);
 
+/* Cleaning ahead's share of the d2h engine in modeled time (struct
+ * dev_residency: clean_queue_ns): a write-back of `bytes` it issued; the
+ * kernel `op` issued, which spans its modeled time and the stall before
+ * it (`stall_ns`, as the backend reports it; not on a deterministic
+ * device whose stalls are measured, not modeled). */
+void horizon_queue_clean(struct device *d, uint64_t bytes);
+void horizon_kernel_passed(struct device *d, const struct op *op, uint64_t stall_ns);
+
 /* Modeled nanoseconds the queued kernels before `end` compute (the whole
  * window, as far as the walk looks, for NULL). */
 uint64_t horizon_compute_ns(const struct device *d, const struct op *end);
 
-/* The most room the queued window's placements take at once: records not
- * on the device enter at their next use, released ones leave after their
- * last (as far as the walk looks). */
-uint64_t horizon_peak_room(const struct device *d);
+/* The most room the queued window's placements take at once before the
+ * op of seq `before` (UINT64_MAX: the whole window): records not on the
+ * device enter at their next use, released ones leave after their last
+ * (as far as the walk looks). */
+uint64_t horizon_peak_room(const struct device *d, uint64_t before);
 
 /*
  * Whether kernel `target`'s fetches are due: put off to the next decision

@@ -308,6 +308,11 @@ struct dev_residency {
 	uint32_t pf_idx;
 	uint64_t pf_bytes;    /* bytes brought in ahead whose use has not run */
 	uint64_t clean_bytes; /* bytes written back ahead that are still resident */
+	/* Modeled d2h time of the write-backs cleaning ahead issued that the
+	 * engine has not worked through yet: each adds its copy time, each
+	 * kernel takes off the time it spans (its duration and the stall
+	 * before it), and a wait for every write-back issued empties it. */
+	uint64_t clean_queue_ns;
 	uint64_t max_asize;   /* largest buffer: sets how far ahead to work */
 	uint64_t live_asize;  /* asize of every live record (adopted, not destroyed) */
 	uint64_t iter_no;

@@ -15,6 +15,7 @@
 #include "backend/backend.h"
 #include "base/log.h"
 #include "core/ask.h"
+#include "core/horizon.h"
 #include "core/record.h"
 #include "core/lock.h"
 #include "core/residency.h"
@@ -27,10 +28,14 @@ dao_status res_wait(struct device *d, const dao_fence *f)
 	dev_unlock(d);
 	st = d->be->ops->wait(d->be, f);
 	dev_lock(d);
-	if (st == DAO_OK)
+	if (st == DAO_OK) {
 		dao_fence_join(&d->reached, f);
-	else if (!d->failure)
+		/* Every write-back issued is done: cleaning has none queued. */
+		if (f->seq[DAO_ENGINE_D2H] >= d->issued.seq[DAO_ENGINE_D2H])
+			d->res.clean_queue_ns = 0;
+	} else if (!d->failure) {
 		__atomic_store_n(&d->failure, st, __ATOMIC_RELAXED); /* read without dev->mu: inbox.c */
+	}
 	return st;
 }
 
@@ -511,11 +516,14 @@ static void clean_ahead(struct device *d)
 		return;
 	while (h->n) {
 		struct rec *r = h->v[0];
+		uint64_t next_use = r->uses.head ? r->uses.head->op->seq : UINT64_MAX;
 
-		if (!ask_clean(&t, r->key, r->asize) || write_back(d, r, DAO_WHY_WRITE_BACK) != DAO_OK)
+		if (!ask_clean(&t, r->key, r->asize, next_use) ||
+		    write_back(d, r, DAO_WHY_WRITE_BACK) != DAO_OK)
 			return;
 		r->copies.cleaned = true;
 		d->res.clean_bytes += r->asize;
+		horizon_queue_clean(d, r->size);
 		victim_update(d, r);
 	}
 }

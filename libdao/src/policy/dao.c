@@ -51,10 +51,16 @@ static uint64_t dao_fetch_room(void *state, struct policy_fetch_room *q)
 
 /*
  * Write back ahead only while the window's placements will need more room
- * at once than is free and cleaned already (so that some record will be
- * evicted), only as far ahead as the d2h engine works while the kernels up
- * to the prefetch frontier compute, and only records needed after that
- * frontier.
+ * at once, before the candidate's next use, than is free and cleaned
+ * already (so that some record will be evicted before the candidate is
+ * used again: cleaning one that stays resident until it is rewritten is
+ * d2h time thrown away), only records needed after the prefetch frontier,
+ * and only as far ahead as the d2h engine works while the kernels up to
+ * that frontier compute. How far ahead is the write-backs the engine has
+ * still to do, not the bytes cleaned so far: a record cleaned long ago
+ * that stays resident holds no engine time, and counting it would stop
+ * cleaning for as long as it stays, d2h engine idle or not. One record
+ * always goes when none is queued.
  */
 static bool dao_clean(void *state, struct policy_clean *c)
 {
@@ -62,7 +68,7 @@ static bool dao_clean(void *state, struct policy_clean *c)
 		return false;
 	if (c->key <= c->frontier)
 		return false;
-	return !c->cleaned_bytes || c->d2h_ns(c, c->cleaned_bytes + c->bytes) <= c->compute_ns(c);
+	return !c->queue_ns || c->queue_ns + c->d2h_ns(c, c->bytes) <= c->compute_ns(c);
 }
 
 const struct dao_policy_ops policy_dao = {

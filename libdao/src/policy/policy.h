@@ -153,10 +153,16 @@ struct policy_clean {
 	uint64_t frontier;      /* seq of the first op whose fetches are not yet issued */
 	uint64_t free_bytes;    /* free device space */
 	uint64_t cleaned_bytes; /* space of records cleaned ahead and still resident */
-	/* Modeled time over the queued window (core/horizon.c), walked once
-	 * per turn: the most space the window's placements take at once;
-	 * the time the kernels before the frontier compute; the time the d2h
-	 * engine moves `bytes`. */
+	/* Modeled d2h time of the write-backs cleaning ahead has issued that
+	 * the engine has not worked through yet (how far ahead cleaning
+	 * already is; the bytes it cleaned long ago and that are still
+	 * resident are not in it). */
+	uint64_t queue_ns;
+	/* Modeled time over the queued window (core/horizon.c): the most
+	 * space the window's placements take at once before the candidate's
+	 * next use (walked once per candidate); the time the kernels before
+	 * the frontier compute (once per turn); the time the d2h engine
+	 * moves `bytes`. */
 	uint64_t (*peak_room)(struct policy_clean *c);
 	uint64_t (*compute_ns)(struct policy_clean *c);
 	uint64_t (*d2h_ns)(struct policy_clean *c, uint64_t bytes);
