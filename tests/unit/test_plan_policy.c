@@ -6,7 +6,9 @@
  * followed in the next iteration, a record keyed by the plan's next use
  * where the window holds none, the counts, and each kind of departure
  * (another size, another buffer, an op more) falling back to dao's keys
- * at once, with a re-rank only where plan keys were given. The property tests (test_property) run it on the host backend
+ * at once, with a re-rank only where plan keys were given; and cleaning
+ * ahead where the plan, not the window, shows the room a record must
+ * leave. The property tests (test_property) run it on the host backend
  * against the plain interpreter.
  */
 #include <sched.h>
@@ -159,6 +161,68 @@ static void test_modeled(void)
 	policy_plan.destroy(j.s);
 }
 
+/* The clean question on a window that needs no room, with 1 ms of
+ * compute to the frontier and a d2h engine of 1 GB/s (a byte a ns). */
+static uint64_t no_room(struct policy_clean *c)
+{
+	return 0;
+}
+
+static uint64_t one_ms(struct policy_clean *c)
+{
+	return 1000000;
+}
+
+static uint64_t byte_a_ns(struct policy_clean *c, uint64_t bytes)
+{
+	return bytes;
+}
+
+static bool clean(struct job *j, uint64_t key, uint64_t walk_end, uint64_t queue_ns)
+{
+	struct policy_clean c = { .key = key, .bytes = MB / 4, .frontier = walk_end,
+				  .live_fits = true, .walk_end = walk_end, .queue_ns = queue_ns,
+				  .peak_room = no_room, .compute_ns = one_ms, .d2h_ns = byte_a_ns };
+
+	return policy_plan.clean(j->s, &c);
+}
+
+/*
+ * Cleaning ahead where the window cannot see the room: the iterations of
+ * iteration() with a buffer of 100 MB in a budget of 64 MB. At each
+ * iteration's ops 1 and 2 it is live beside both parameters (102 MB);
+ * at ops 3 and 4 only they are (2 MB). The window (walk_end) shows
+ * nothing that needs room, and every record the table holds fits.
+ */
+static void test_clean(void)
+{
+	struct policy_device dev = device(true);
+	struct job j;
+
+	if (policy_plan.create(&dev, &j.s) != DAO_OK)
+		tap_bail("plan: create");
+	op(&j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
+	mark(&j, 10, 1);
+	iteration(&j, 10, 100, 100 * MB, false);
+	tap_ok(!clean(&j, 21, 12, 0), "no plan yet: dao's answer (everything live fits: not cleaned)");
+	mark(&j, 15, 2);
+	iteration(&j, 15, 200, 100 * MB, false);
+	tap_ok(clean(&j, 21, 17, 0),
+	       "a parameter next used in the next iteration, past the window, with 102 MB live "
+	       "before that use (ops 2 and 1) in 64 MB: the plan cleans it");
+	tap_ok(!clean(&j, 21, 17, 900000),
+	       "not while the d2h engine's queue leaves no time for it");
+	tap_ok(!clean(&j, 21, 18, 0),
+	       "past the window from op 3 on only 2 MB are live before that use: dao's answer");
+	tap_ok(clean(&j, 22, 18, 0),
+	       "a next use after op 1 of the next iteration, where 102 MB are live again: cleaned");
+	tap_ok(!clean(&j, 17, 18, 0), "a use the window holds: dao's answer");
+	op(&j, 20, 1, (struct policy_use[]){ { 9, MB, DAO_R } }); /* where the mark is due */
+	tap_ok(counts(&j).departures == 1 && !clean(&j, 21, 17, 0),
+	       "after a departure: dao's answer");
+	policy_plan.destroy(j.s);
+}
+
 static void test_extra_op(void)
 {
 	struct job j;
@@ -277,6 +341,7 @@ int main(void)
 		       policy_entry(DAO_POLICY_PLAN)->ops == &policy_plan,
 	       "plan is a row of the table of policies");
 	test_modeled();
+	test_clean();
 	test_extra_op();
 	test_thread();
 	test_deterministic();

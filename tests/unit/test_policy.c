@@ -163,6 +163,10 @@ static void test_dao_clean(void)
 	w.room = 1ull << 41;
 	w.c.key = 100;
 	tap_ok(!policy_dao.clean(NULL, &w.c), "nor a record needed before the frontier");
+	w.c.key = 500;
+	tap_ok(policy_dao.clean(NULL, &w.c), "needed after it again: cleaned");
+	w.c.live_fits = true;
+	tap_ok(!policy_dao.clean(NULL, &w.c), "not when every live record fits: none is evicted");
 }
 
 /* The worked example of Documentation/design.md, "Where to change what":

@@ -100,6 +100,16 @@ void horizon_kernel_passed(struct device *d, const struct op *op, uint64_t stall
 	d->res.clean_queue_ns = d->res.clean_queue_ns > passed ? d->res.clean_queue_ns - passed : 0;
 }
 
+uint64_t horizon_walk_end(const struct device *d)
+{
+	const struct op *head = d->q.head;
+
+	/* Seqs are consecutive: the walk's n-th op is head's seq + n. */
+	if (head && d->q.next_seq - head->seq > HORIZON_SCAN_OPS)
+		return head->seq + HORIZON_SCAN_OPS;
+	return d->q.next_seq;
+}
+
 uint64_t horizon_compute_ns(const struct device *d, const struct op *end)
 {
 	const struct op *op = d->q.head;

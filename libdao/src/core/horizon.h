@@ -38,6 +38,10 @@ uint64_t horizon_d2h_ns(const struct device *d, uint64_t bytes);
 void horizon_queue_clean(struct device *d, uint64_t bytes);
 void horizon_kernel_passed(struct device *d, const struct op *op, uint64_t stall_ns);
 
+/* The seq of the first queued op the walks do not reach (the next seq
+ * queued when they reach the whole window). */
+uint64_t horizon_walk_end(const struct device *d);
+
 /* Modeled nanoseconds the queued kernels before `end` compute (the whole
  * window, as far as the walk looks, for NULL). */
 uint64_t horizon_compute_ns(const struct device *d, const struct op *end);

@@ -499,20 +499,18 @@ void res_iteration(struct device *d, struct op *op)
  * Write back, ahead of time, the dirty records the policy will evict next
  * (the top of the heap of records it ranks apart), so that their eviction
  * is a drop and the fetch that takes their space need not wait for a
- * write-back: both copy directions stay busy. How far is the policy's
- * (policy.h: clean); it is asked only while some record will be evicted.
+ * write-back: both copy directions stay busy. Whether and how far is
+ * the policy's (policy.h: clean), asked while there are dirty records.
  */
 static void clean_ahead(struct device *d)
 {
 	struct victim_heap *h = &d->res.heaps[HEAP_DIRTY];
-	uint64_t free_bytes = d->res.arena.size - d->res.arena.used;
 	struct clean_turn t;
 
-	/* Everything live fits: nothing will be evicted. (Space whose last
-	 * occupant was freed may still count as used until its work is done:
-	 * used can exceed live.) */
-	if (!h->n || d->res.arena.used >= d->res.live_asize ||
-	    free_bytes >= d->res.live_asize - d->res.arena.used || !ask_clean_begin(&t, d))
+	/* Whether everything live fits (nothing the table holds will be
+	 * evicted) is the policy's to weigh: a plan of the iteration knows
+	 * of records the job has yet to create. */
+	if (!h->n || !ask_clean_begin(&t, d))
 		return;
 	while (h->n) {
 		struct rec *r = h->v[0];

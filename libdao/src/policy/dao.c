@@ -62,13 +62,18 @@ static uint64_t dao_fetch_room(void *state, struct policy_fetch_room *q)
  * cleaning for as long as it stays, d2h engine idle or not. One record
  * always goes when none is queued.
  */
-static bool dao_clean(void *state, struct policy_clean *c)
+bool policy_clean_in_time(struct policy_clean *c)
 {
-	if (c->free_bytes + c->cleaned_bytes >= c->peak_room(c))
-		return false;
 	if (c->key <= c->frontier)
 		return false;
 	return !c->queue_ns || c->queue_ns + c->d2h_ns(c, c->bytes) <= c->compute_ns(c);
+}
+
+static bool dao_clean(void *state, struct policy_clean *c)
+{
+	if (c->live_fits || c->free_bytes + c->cleaned_bytes >= c->peak_room(c))
+		return false;
+	return policy_clean_in_time(c);
 }
 
 const struct dao_policy_ops policy_dao = {

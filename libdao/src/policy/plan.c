@@ -18,8 +18,11 @@
  * all agree a record whose next use the window does not hold is keyed by
  * the plan's next use, in this iteration or the next, instead of core's
  * guess (the same offset as its first use of this iteration, one
- * iteration on; unknown for a buffer the iteration creates). Everything
- * else (dirty data apart, prefetch, fetch room, cleaning ahead) is dao's.
+ * iteration on; unknown for a buffer the iteration creates), and a
+ * dirty record whose next use lies past the window is cleaned ahead
+ * where the plan keeps more bytes live than the budget before that use
+ * (plan_evicts). Everything else (dirty data apart, prefetch, fetch room,
+ * cleaning ahead where the window sees the room) is dao's.
  *
  * The plan is never waited for: until one is built the policy is dao, and
  * it is dao again from the first op that departs from the plan to the next
@@ -64,6 +67,7 @@ struct plan_state {
 	uint64_t *bound;          /* per buffer of follow it created: the record now (0: none yet) */
 	struct plan_map fresh;    /* those records -> buffer */
 	struct plan_counts counts;
+	uint64_t budget;
 
 	/* The planner's side, under lock. */
 	pthread_mutex_t lock;
@@ -131,6 +135,7 @@ static dao_status plan_create(const struct policy_device *dev, void **state)
 	 * iteration it records. */
 	s->max_id = dev->ids_before ? dev->ids_before - 1 : 0;
 	s->seq_start = dev->seq_start;
+	s->budget = dev->budget;
 	s->at_mark = dev->modeled || dev->deterministic;
 	if (pthread_mutex_init(&s->lock, NULL)) {
 		free(s);
@@ -506,8 +511,39 @@ static uint64_t plan_fetch_room(void *state, struct policy_fetch_room *q)
 	return policy_dao.fetch_room(NULL, q);
 }
 
+/*
+ * Whether the plan says the candidate will be evicted before its next use
+ * where the window cannot: its next use lies past the window's walk, and
+ * between the walk's end and that use the iteration keeps more bytes
+ * live than the device holds. It is the dirty record used farthest
+ * ahead, so Belady's order takes it first (after clean data used later
+ * still). A next use in the next iteration (a buffer the iteration
+ * found) spans the rest of this one and the start of the next.
+ */
+static bool plan_evicts(const struct plan_state *s, const struct policy_clean *c)
+{
+	const struct plan *p = s->follow;
+	uint64_t from, to, live;
+
+	if (!p || s->departed || c->key >= POLICY_KEY_UNKNOWN || c->key < c->walk_end ||
+	    c->key <= s->mark_seq)
+		return false;
+	from = c->walk_end > s->mark_seq ? c->walk_end - s->mark_seq : 0;
+	to = c->key - s->mark_seq;
+	live = plan_live_max(p, from, to < p->len ? to : p->len);
+	if (to > p->len) {
+		uint64_t next = plan_live_max(p, 0, to - p->len);
+
+		live = next > live ? next : live;
+	}
+	return live > s->budget;
+}
+
+/* dao's, but where the plan sees the candidate evicted past the window. */
 static bool plan_clean(void *state, struct policy_clean *c)
 {
+	if (plan_evicts(state, c))
+		return policy_clean_in_time(c);
 	return policy_dao.clean(NULL, c);
 }
 

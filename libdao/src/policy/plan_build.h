@@ -78,6 +78,10 @@ struct plan {
 	uint32_t *use_start; /* per buffer, nbufs + 1: into use_off */
 	uint64_t *use_off;   /* the offsets of each buffer's uses, ascending */
 	struct plan_map persistent_ids; /* id -> buffer, persistent buffers only */
+	/* The bytes the iteration keeps live at each op (a buffer it created
+	 * from its first use to its last, one it found throughout), as a
+	 * max segment tree over the ops: live_tree[nops + i] is op i's. */
+	uint64_t *live_tree;
 };
 
 /*
@@ -94,5 +98,9 @@ void plan_free(struct plan *p);
 /* The offset of buffer b's first use after offset `after` (0: its first
  * use; the mark itself is offset 0), or UINT64_MAX when it has none. */
 uint64_t plan_next_use(const struct plan *p, uint32_t b, uint64_t after);
+
+/* The most bytes the iteration keeps live at any op of offset in
+ * [from, to) (0 when there is none). O(log ops). */
+uint64_t plan_live_max(const struct plan *p, uint64_t from, uint64_t to);
 
 #endif /* DAO_POLICY_PLAN_BUILD_H */

@@ -153,6 +153,12 @@ struct policy_clean {
 	uint64_t frontier;      /* seq of the first op whose fetches are not yet issued */
 	uint64_t free_bytes;    /* free device space */
 	uint64_t cleaned_bytes; /* space of records cleaned ahead and still resident */
+	/* Every live record fits beside what is allocated: nothing the table
+	 * holds now will be evicted (records the job has yet to create may
+	 * still need room: what the window holds is in peak_room, what lies
+	 * beyond it only a plan of the iteration knows). */
+	bool live_fits;
+	uint64_t walk_end; /* seq of the first op past the window's walk: peak_room sees none from it on */
 	/* Modeled d2h time of the write-backs cleaning ahead has issued that
 	 * the engine has not worked through yet (how far ahead cleaning
 	 * already is; the bytes it cleaned long ago and that are still
@@ -266,6 +272,11 @@ extern const struct dao_policy_ops policy_dao, policy_belady, policy_lru, policy
  * max(budget / 64, 3 x the buffer) bytes fetched ahead of their kernels
  * at a time. fetch_room: evict nothing (prefetch into free space only). */
 bool policy_fetch_bounded(void *state, const struct policy_fetch *f);
+/* Whether the d2h engine has time to clean the candidate now: it is needed
+ * after the prefetch frontier, and nothing cleaning queued is left or
+ * its write-back fits, with what is queued, in the kernels' time up to
+ * the frontier (policy/dao.c). */
+bool policy_clean_in_time(struct policy_clean *c);
 uint64_t policy_room_free_only(void *state, struct policy_fetch_room *q);
 
 /* A row of the table of policies (policy.c), one per dao_policy but
