@@ -49,8 +49,17 @@ static uint64_t dao_fetch_room(void *state, struct policy_fetch_room *q)
 	return better;
 }
 
+/* policy.h */
+bool policy_clean_in_time(struct policy_clean *c)
+{
+	if (c->key <= c->frontier)
+		return false;
+	return !c->queue_ns || c->queue_ns + c->d2h_ns(c, c->bytes) <= c->compute_ns(c);
+}
+
 /*
- * Write back ahead only while the window's placements will need more room
+ * Write back ahead only while some live record does not fit and the
+ * window's placements will need more room
  * at once, before the candidate's next use, than is free and cleaned
  * already (so that some record will be evicted before the candidate is
  * used again: cleaning one that stays resident until it is rewritten is
@@ -62,13 +71,6 @@ static uint64_t dao_fetch_room(void *state, struct policy_fetch_room *q)
  * cleaning for as long as it stays, d2h engine idle or not. One record
  * always goes when none is queued.
  */
-bool policy_clean_in_time(struct policy_clean *c)
-{
-	if (c->key <= c->frontier)
-		return false;
-	return !c->queue_ns || c->queue_ns + c->d2h_ns(c, c->bytes) <= c->compute_ns(c);
-}
-
 static bool dao_clean(void *state, struct policy_clean *c)
 {
 	if (c->live_fits || c->free_bytes + c->cleaned_bytes >= c->peak_room(c))

@@ -272,12 +272,12 @@ extern const struct dao_policy_ops policy_dao, policy_belady, policy_lru, policy
  * max(budget / 64, 3 x the buffer) bytes fetched ahead of their kernels
  * at a time. fetch_room: evict nothing (prefetch into free space only). */
 bool policy_fetch_bounded(void *state, const struct policy_fetch *f);
+uint64_t policy_room_free_only(void *state, struct policy_fetch_room *q);
 /* Whether the d2h engine has time to clean the candidate now: it is needed
  * after the prefetch frontier, and nothing cleaning queued is left or
  * its write-back fits, with what is queued, in the kernels' time up to
- * the frontier (policy/dao.c). */
+ * the frontier (policy/dao.c; dao's clean and plan's use it). */
 bool policy_clean_in_time(struct policy_clean *c);
-uint64_t policy_room_free_only(void *state, struct policy_fetch_room *q);
 
 /* A row of the table of policies (policy.c), one per dao_policy but
  * DEFAULT: the one list of their names (dao_policy_name, DAO_POLICY and
