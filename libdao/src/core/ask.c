@@ -244,11 +244,11 @@ bool ask_clean_begin(struct clean_turn *t, struct device *d)
 	*t = (struct clean_turn){
 		.c = { .frontier = frontier_op ? frontier_op->seq : d->q.next_seq,
 		       .free_bytes = d->res.arena.size - d->res.arena.used,
-		       /* (Space whose last occupant was freed may still count
-			* as used until its work is done: used can exceed live.) */
-		       .live_fits = d->res.arena.used >= d->res.live_asize ||
-				    d->res.arena.size - d->res.arena.used >=
-					    d->res.live_asize - d->res.arena.used,
+		       /* (What is allocated never exceeds the arena, so this is
+			* "free space covers the live bytes not allocated", and
+			* space whose last occupant was freed but still counts
+			* as used cannot make it wrap.) */
+		       .live_fits = d->res.live_asize <= d->res.arena.size,
 		       .walk_end = horizon_walk_end(d),
 		       .peak_room = peak_room,
 		       .compute_ns = compute_ns,

@@ -90,6 +90,8 @@ void horizon_kernel_passed(struct device *d, const struct op *op, uint64_t stall
 {
 	uint64_t passed;
 
+	if (!d->res.clean_queue_ns)
+		return; /* the usual case: no operand walk per kernel */
 	/* A stall a device measured (the simulator's is modeled) differs
 	 * from run to run, and a deterministic device's decisions depend on
 	 * the program alone: there only the kernel's modeled time passes. */
