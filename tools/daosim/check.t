@@ -106,10 +106,17 @@ ok $? "--segment-lp-limit 0 skips the segment LP bound: a null field"
 # with the planner's knowledge (the whole trace: daosim's default lookahead).
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $p = $t->{plan_ns}; defined $p && $p >= $t->{largest_time_bound_ns} && !grep { $_->{modeled_ns} < $p || abs($_->{time_ratio_to_plan} - $_->{modeled_ns} / $p) > 1e-6 } @{$t->{policies}}')" = 1 ]
 ok $? "JSON: the planned schedule lies between the largest bound and every policy; time / plan agrees"
-grep -q "^  planned schedule [0-9.]* ms" "$tmp/table" && grep -q "time/plan" "$tmp/table"
-ok $? "table: the planned schedule's line and the time/plan column"
+grep -q "^  planned schedule [0-9.]* ms ([a-z]* at a window of [0-9]* kernels: h2d [0-9.]* [KMG]*i*B, d2h [0-9.]* [KMG]*i*B)" "$tmp/table" && grep -q "time/plan" "$tmp/table"
+ok $? "table: the planned schedule's line, which schedule it is, and the time/plan column"
+# The schedule it names is one daosim runs: that policy at that window
+# takes the plan's time and moves its bytes, and every policy's bytes over
+# the plan's agree with its own bytes.
+sched=$(perl -MJSON::PP -e 'local $/; my $s = decode_json(<STDIN>)->{traces}[0]{plan_schedule}; print "$s->{policy} $s->{lookahead}"' <"$tmp/j.json")
+"$bin" --policy "${sched% *}" --lookahead "${sched#* }" --budget 2M --plan-limit 0 --json "$tmp/small.trace" >"$tmp/ps.json" 2>"$tmp/err"
+[ $? = 0 ] && [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $r = $k->{traces}[0]{policies}[0]; my $s = $t->{plan_schedule}; my $sb = $s->{h2d_bytes} + $s->{d2h_bytes}; $r->{modeled_ns} == $t->{plan_ns} && $r->{h2d_bytes} == $s->{h2d_bytes} && $r->{d2h_bytes} == $s->{d2h_bytes} && $sb > 0 && !grep { abs($_->{bytes_ratio_to_plan} - ($_->{h2d_bytes} + $_->{d2h_bytes}) / $sb) > 1e-6 } @{$t->{policies}}' "$tmp/ps.json")" = 1 ]
+ok $? "JSON: plan_schedule ($sched) replayed alone takes plan_ns and moves its bytes; bytes / plan agrees"
 "$bin" --policy dao --budget 2M --plan-limit 0 --json "$tmp/small.trace" >"$tmp/np.json" 2>"$tmp/err"
-[ $? = 0 ] && [ "$(json "$tmp/np.json" 'my $t = $j->{traces}[0]; exists $t->{plan_ns} && !defined $t->{plan_ns} && !defined $t->{policies}[0]{time_ratio_to_plan}')" = 1 ]
+[ $? = 0 ] && [ "$(json "$tmp/np.json" 'my $t = $j->{traces}[0]; exists $t->{plan_ns} && !defined $t->{plan_ns} && exists $t->{plan_schedule} && !defined $t->{plan_schedule} && !defined $t->{policies}[0]{time_ratio_to_plan} && exists $t->{policies}[0]{bytes_ratio_to_plan} && !defined $t->{policies}[0]{bytes_ratio_to_plan}')" = 1 ]
 ok $? "--plan-limit 0 skips the plan: null fields"
 "$bin" --policy dao --budget 2M --json --time-bound-limit 0 "$tmp/small.trace" >"$tmp/j0.json" 2>"$tmp/err"
 ok $? "--time-bound-limit 0 runs"
@@ -120,9 +127,9 @@ ok $? "JSON: without the time-indexed bound it is null and the larger bound is t
 # The fields others read, in the order Documentation/daosim.md ("Output")
 # lists them: the table of bounds (tools/daosim/bounds/) adds fields only.
 keys() { perl -ne 'print join(" ", /"(\w+)":/g), "\n"' "$1" | sed -n "$2p"; }
-[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns segment_lp_bound_ns largest_time_bound_ns plan_ns" ]
+[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns segment_lp_bound_ns largest_time_bound_ns plan_ns plan_schedule policy lookahead h2d_bytes d2h_bytes" ]
 ok $? "JSON: the trace's fields, in their documented order"
-[ "$(keys "$tmp/j.json" 5)" = "policy h2d_bytes d2h_bytes fetches prefetches writebacks evictions drops stalls kernels peak_device_bytes compute_ns modeled_ns stall_ns h2d_busy_ns d2h_busy_ns h2d_ratio_to_lp d2h_ratio_to_lp time_ratio_to_bound time_ratio_to_time_indexed_bound time_ratio_to_max_bound time_ratio_to_segment_cut time_ratio_to_largest_bound time_ratio_to_plan" ]
+[ "$(keys "$tmp/j.json" 5)" = "policy h2d_bytes d2h_bytes fetches prefetches writebacks evictions drops stalls kernels peak_device_bytes compute_ns modeled_ns stall_ns h2d_busy_ns d2h_busy_ns h2d_ratio_to_lp d2h_ratio_to_lp time_ratio_to_bound time_ratio_to_time_indexed_bound time_ratio_to_max_bound time_ratio_to_segment_cut time_ratio_to_largest_bound time_ratio_to_plan bytes_ratio_to_plan" ]
 ok $? "JSON: a policy's fields, in their documented order"
 head -1 "$tmp/p.svg" | grep -q '^<svg ' && tail -1 "$tmp/p.svg" | grep -q '^</svg>$'
 ok $? "SVG written"

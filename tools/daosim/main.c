@@ -345,10 +345,13 @@ static int solve_bound(const char *path, const struct dao_trace *t,
 		.before = tr->bounds,
 		.nbefore = i,
 	};
+	struct bound_schedule sched = { 0 };
 	char err[512];
 	uint64_t v = 0;
 	dao_status st;
 
+	if (b->json_schedule)
+		in.schedule = &sched;
 	if (b->limit_option && o->limit_s[i] == 0)
 		return 0; /* skipped: not known */
 	st = b->solve(&in, &v, err, sizeof(err));
@@ -360,6 +363,10 @@ static int solve_bound(const char *path, const struct dao_trace *t,
 		return -1;
 	}
 	tr->bounds[i] = (struct bound_value){ .known = st == DAO_OK, .value = st ? 0 : v };
+	if (st == DAO_OK && b->json_schedule) {
+		tr->bounds[i].has_schedule = true;
+		tr->bounds[i].schedule = sched;
+	}
 	return 0;
 }
 

@@ -42,6 +42,19 @@ static double bound_ratio(const struct trace_report *tr, size_t i, const struct 
 	return ratio(figure(bound_table[i], pr), tr->bounds[i].value);
 }
 
+/* pr's bytes moved (both ways) over those of row i's schedule, or NAN
+ * when the row named none. */
+static double schedule_bytes_ratio(const struct trace_report *tr, size_t i,
+				   const struct policy_run *pr)
+{
+	const struct bound_value *v = &tr->bounds[i];
+
+	if (!v->known || !v->has_schedule)
+		return NAN;
+	return ratio(pr->r.stats.h2d_bytes + pr->r.stats.d2h_bytes,
+		     v->schedule.h2d_bytes + v->schedule.d2h_bytes);
+}
+
 static void print_ratio(FILE *f, double r)
 {
 	if (isnan(r))
@@ -94,6 +107,10 @@ static void text_bounds(FILE *f, const struct trace_report *tr, double u, const 
 		} else {
 			fprintf(f, "%s %.3f %s", b->name, v->value / u, un);
 		}
+		if (v->known && v->has_schedule)
+			fprintf(f, " (%s at a window of %u kernels: h2d %.3f %s, d2h %.3f %s)",
+				dao_policy_name(v->schedule.policy), v->schedule.lookahead,
+				v->schedule.h2d_bytes / u, un, v->schedule.d2h_bytes / u, un);
 	}
 	fputc('\n', f);
 }
@@ -159,6 +176,19 @@ static void json_ratio(FILE *f, const char *key, double r)
 
 #define U(x) ((unsigned long long)(x))
 
+static void json_schedule(FILE *f, const char *key, const struct bound_value *v)
+{
+	fprintf(f, ", \"%s\": ", key);
+	if (!v->known || !v->has_schedule) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"policy\": ", f);
+	json_string(f, dao_policy_name(v->schedule.policy));
+	fprintf(f, ", \"lookahead\": %u, \"h2d_bytes\": %llu, \"d2h_bytes\": %llu}",
+		v->schedule.lookahead, U(v->schedule.h2d_bytes), U(v->schedule.d2h_bytes));
+}
+
 static void json_run(FILE *f, const struct trace_report *tr, const struct policy_run *pr)
 {
 	const dao_stats *s = &pr->r.stats;
@@ -184,6 +214,11 @@ static void json_run(FILE *f, const struct trace_report *tr, const struct policy
 		if (bound_table[i]->json_ratio) {
 			fputs(", ", f);
 			json_ratio(f, bound_table[i]->json_ratio, bound_ratio(tr, i, pr));
+		}
+		if (bound_table[i]->json_bytes_ratio) {
+			fputs(", ", f);
+			json_ratio(f, bound_table[i]->json_bytes_ratio,
+				   schedule_bytes_ratio(tr, i, pr));
 		}
 	}
 	fputc('}', f);
@@ -219,6 +254,8 @@ void report_json(FILE *f, const struct dao_sim_model *m, const struct trace_repo
 				fprintf(f, "%llu", U(tr->bounds[j].value));
 			else
 				fputs("null", f);
+			if (bound_table[j]->json_schedule)
+				json_schedule(f, bound_table[j]->json_schedule, &tr->bounds[j]);
 		}
 		fputs(",\n   \"policies\": [", f);
 		for (int j = 0; j < tr->nruns; j++) {

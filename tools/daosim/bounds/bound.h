@@ -33,10 +33,21 @@ enum bound_of {
 
 enum bound_side { BOUND_LOWER, BOUND_UPPER };
 
+/* Which schedule an upper bound's figure is, so that a reader can run it
+ * again (daosim --policy P --lookahead W) and see its bytes beside its
+ * time. */
+struct bound_schedule {
+	dao_policy policy;
+	uint32_t lookahead;
+	uint64_t h2d_bytes, d2h_bytes;
+};
+
 /* What one row found for one trace. */
 struct bound_value {
 	bool known;     /* else skipped (a limit of 0) or stopped at its limit */
 	uint64_t value; /* bytes or ns, as the row's `of` says */
+	bool has_schedule; /* an upper row that said which schedule it is */
+	struct bound_schedule schedule;
 };
 
 struct bound;
@@ -51,6 +62,9 @@ struct bound_input {
 	double cpu_limit_s;   /* > 0: CPU seconds the solve may take; 0: none */
 	const struct bound_value *before; /* bound_table[0 .. nbefore - 1]'s */
 	size_t nbefore;
+	/* An upper row with json_schedule fills it on DAO_OK; NULL for the
+	 * other rows. */
+	struct bound_schedule *schedule;
 };
 
 struct bound {
@@ -73,6 +87,12 @@ struct bound {
 	 * there is none; NULL: no such field). */
 	const char *json;
 	const char *json_ratio;
+	/* An upper row only (NULL: none): the trace's field naming the
+	 * schedule ({"policy", "lookahead", "h2d_bytes", "d2h_bytes"}, null
+	 * when not known), and each policy's field with its bytes moved
+	 * (h2d and d2h) over the schedule's. */
+	const char *json_schedule;
+	const char *json_bytes_ratio;
 	/* The table: a row with text_line opens a line with it (after two
 	 * spaces), a row without one goes on the line before, after ", ";
 	 * a row not known prints "NAME not computed" and ends its line.

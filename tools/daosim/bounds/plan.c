@@ -18,7 +18,9 @@
  * gives it, the copies the statistics count. The figure is the modeled
  * end of a schedule that was replayed and checked, so no optimum is
  * slower; it is an upper bound whenever at least one candidate finished,
- * also when the CPU-time limit stopped the search early.
+ * also when the CPU-time limit stopped the search early. Which candidate
+ * it was (policy, window) and the bytes it moved are reported beside it,
+ * for the plan policy's goal is the plan's bytes as well as its time.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +51,7 @@ static double cpu_s(void)
 struct plan_search {
 	double start, longest_s;
 	uint64_t best;
-	dao_policy best_policy;
+	struct bound_schedule best_schedule;
 };
 
 /* Replay policy p with window w and check it into the search. 1: no time
@@ -73,7 +75,12 @@ static int try_schedule(const struct bound_input *in, struct plan_search *q, dao
 	*st = plan_check(in, &r, err, errlen);
 	if (!*st && r.sim.end_ns < q->best) {
 		q->best = r.sim.end_ns;
-		q->best_policy = p;
+		q->best_schedule = (struct bound_schedule){
+			.policy = p,
+			.lookahead = w,
+			.h2d_bytes = r.stats.h2d_bytes,
+			.d2h_bytes = r.stats.d2h_bytes,
+		};
 	}
 	replay_result_free(&r);
 	if (cpu_s() - t0 > q->longest_s)
@@ -95,8 +102,9 @@ static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char
 				return st;
 		}
 	/* The second pass: the powers of two strictly between the two. */
-	for (uint32_t w = 2 * PLAN_WINDOW_MIN; q.best_policy && w < PLAN_WINDOW_MAX; w *= 2) {
-		if (try_schedule(in, &q, q.best_policy, w, &st, err, errlen))
+	for (uint32_t w = 2 * PLAN_WINDOW_MIN; q.best_schedule.policy && w < PLAN_WINDOW_MAX;
+	     w *= 2) {
+		if (try_schedule(in, &q, q.best_schedule.policy, w, &st, err, errlen))
 			goto done;
 		if (st)
 			return st;
@@ -107,6 +115,8 @@ done:
 		return DAO_ERR_RANGE;
 	}
 	*value = q.best;
+	if (in->schedule)
+		*in->schedule = q.best_schedule;
 	return DAO_OK;
 }
 
@@ -117,6 +127,8 @@ const struct bound bound_plan = {
 	.solve = plan_solve,
 	.json = "plan_ns",
 	.json_ratio = "time_ratio_to_plan",
+	.json_schedule = "plan_schedule",
+	.json_bytes_ratio = "bytes_ratio_to_plan",
 	.text_line = "",
 	.column = "time/plan",
 	.limit_option = "plan-limit",
