@@ -178,9 +178,9 @@ static uint64_t byte_a_ns(struct policy_clean *c, uint64_t bytes)
 	return bytes;
 }
 
-static bool clean(struct job *j, uint64_t key, uint64_t walk_end, uint64_t queue_ns)
+static bool clean(struct job *j, uint64_t id, uint64_t key, uint64_t walk_end, uint64_t queue_ns)
 {
-	struct policy_clean c = { .key = key, .bytes = MB / 4, .frontier = walk_end,
+	struct policy_clean c = { .id = id, .key = key, .bytes = MB / 4, .frontier = walk_end,
 				  .live_fits = true, .walk_end = walk_end, .queue_ns = queue_ns,
 				  .peak_room = no_room, .compute_ns = one_ms, .d2h_ns = byte_a_ns };
 
@@ -189,10 +189,13 @@ static bool clean(struct job *j, uint64_t key, uint64_t walk_end, uint64_t queue
 
 /*
  * Cleaning ahead where the window cannot see the room: the iterations of
- * iteration() with a buffer of 100 MB in a budget of 64 MB. At each
- * iteration's ops 1 and 2 it is live beside both parameters (102 MB);
- * at ops 3 and 4 only they are (2 MB). The window (walk_end) shows
- * nothing that needs room, and every record the table holds fits.
+ * iteration() with a buffer of 63 MB in a budget of 64 MB. Op 1 needs
+ * room for it beside parameter 1, so parameter 2 leaves the device there
+ * every iteration (the plan's replay: between its use at op 3 and the
+ * next iteration's op 3), while parameter 1, an operand of op 1 and read
+ * again at op 4 when parameter 2 is back beside it (2 MB), never leaves.
+ * The window (walk_end) shows nothing that needs room, and every record
+ * the table holds fits.
  */
 static void test_clean(void)
 {
@@ -203,22 +206,21 @@ static void test_clean(void)
 		tap_bail("plan: create");
 	op(&j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
 	mark(&j, 10, 1);
-	iteration(&j, 10, 100, 100 * MB, false);
-	tap_ok(!clean(&j, 21, 12, 0), "no plan yet: dao's answer (everything live fits: not cleaned)");
+	iteration(&j, 10, 100, 63 * MB, false);
+	tap_ok(!clean(&j, 2, 23, 17, 0), "no plan yet: dao's answer (everything live fits: not cleaned)");
 	mark(&j, 15, 2);
-	iteration(&j, 15, 200, 100 * MB, false);
-	tap_ok(clean(&j, 21, 17, 0),
-	       "a parameter next used in the next iteration, past the window, with 102 MB live "
-	       "before that use (ops 2 and 1) in 64 MB: the plan cleans it");
-	tap_ok(!clean(&j, 21, 17, 900000),
+	iteration(&j, 15, 200, 63 * MB, false);
+	tap_ok(clean(&j, 2, 23, 17, 0),
+	       "parameter 2, next used in the next iteration past the window, leaves the device "
+	       "before that use in the plan's replay: the plan cleans it");
+	tap_ok(!clean(&j, 2, 23, 17, 900000),
 	       "not while the d2h engine's queue leaves no time for it");
-	tap_ok(!clean(&j, 21, 18, 0),
-	       "past the window from op 3 on only 2 MB are live before that use: dao's answer");
-	tap_ok(clean(&j, 22, 18, 0),
-	       "a next use after op 1 of the next iteration, where 102 MB are live again: cleaned");
-	tap_ok(!clean(&j, 17, 18, 0), "a use the window holds: dao's answer");
+	tap_ok(!clean(&j, 1, 21, 17, 0),
+	       "parameter 1 stays on the device until its next use in the replay: dao's answer");
+	tap_ok(!clean(&j, 2, 22, 17, 0), "a key that is no use of the record's: dao's answer");
+	tap_ok(!clean(&j, 2, 16, 17, 0), "a use the window holds: dao's answer");
 	op(&j, 20, 1, (struct policy_use[]){ { 9, MB, DAO_R } }); /* where the mark is due */
-	tap_ok(counts(&j).departures == 1 && !clean(&j, 21, 17, 0),
+	tap_ok(counts(&j).departures == 1 && !clean(&j, 2, 23, 17, 0),
 	       "after a departure: dao's answer");
 	policy_plan.destroy(j.s);
 }

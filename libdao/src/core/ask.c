@@ -259,8 +259,10 @@ bool ask_clean_begin(struct clean_turn *t, struct device *d)
 	return true;
 }
 
-bool ask_clean(struct clean_turn *t, uint64_t key, uint64_t bytes, uint64_t next_use)
+bool ask_clean(struct clean_turn *t, uint64_t id, uint64_t key, uint64_t bytes,
+	       uint64_t next_use)
 {
+	t->c.id = id;
 	t->c.key = key;
 	t->c.bytes = bytes;
 	t->c.cleaned_bytes = t->d->res.clean_bytes;

@@ -35,7 +35,8 @@
  *             (the table { id, name, ops } of the policies: the one list
  *             of them and their names), one file per policy: dao.c,
  *             belady.c, lru.c, fifo.c, plan.c (plan.h: its counts);
- *             plan_build.c (the plan policy's recorder and planner);
+ *             plan_build.c (the plan policy's recorder and planner),
+ *             plan_evict.c (the plan's replay of its evictions);
  *             prefetch.c (answers they share)
  *   backend/  backend.h (what the executor asks of a device), backends.c
  *             (the table { kind, name, create }: the one list of backends

@@ -516,7 +516,7 @@ static void clean_ahead(struct device *d)
 		struct rec *r = h->v[0];
 		uint64_t next_use = r->uses.head ? r->uses.head->op->seq : UINT64_MAX;
 
-		if (!ask_clean(&t, r->key, r->asize, next_use) ||
+		if (!ask_clean(&t, r->id, r->key, r->asize, next_use) ||
 		    write_back(d, r, DAO_WHY_WRITE_BACK) != DAO_OK)
 			return;
 		r->copies.cleaned = true;

@@ -20,8 +20,8 @@
  * guess (the same offset as its first use of this iteration, one
  * iteration on; unknown for a buffer the iteration creates), and a
  * dirty record whose next use lies past the window is cleaned ahead
- * where the plan keeps more bytes live than the budget before that use
- * (plan_evicts). Everything else (dirty data apart, prefetch, fetch room,
+ * where the plan's replay of the iteration on a device of the budget's
+ * size evicts it before that use (plan_evicts, plan_evict.c). Everything else (dirty data apart, prefetch, fetch room,
  * cleaning ahead where the window sees the room) is dao's.
  *
  * The plan is never waited for: until one is built the policy is dao, and
@@ -37,6 +37,7 @@
 #include "base/fault.h"
 #include "policy/plan.h"
 #include "policy/plan_build.h"
+#include "policy/plan_evict.h"
 #include "policy/policy.h"
 
 /* A recorded iteration holds at most this many uses (about 24 MiB); a
@@ -67,7 +68,7 @@ struct plan_state {
 	uint64_t *bound;          /* per buffer of follow it created: the record now (0: none yet) */
 	struct plan_map fresh;    /* those records -> buffer */
 	struct plan_counts counts;
-	uint64_t budget;
+	uint64_t budget;          /* the device's; set at create, read by the planner too */
 
 	/* The planner's side, under lock. */
 	pthread_mutex_t lock;
@@ -97,6 +98,10 @@ static void build_job(struct plan_state *s)
 	s->job_pending = false;
 	pthread_mutex_unlock(&s->lock);
 	st = plan_build(&job, nops, start, len, max_id, PLAN_CPU_LIMIT_S, &p);
+	if (st == DAO_OK && (st = plan_build_evictions(p, s->budget)) != DAO_OK) {
+		plan_free(p);
+		p = NULL;
+	}
 	plan_record_free(&job);
 	pthread_mutex_lock(&s->lock);
 	if (st == DAO_OK) {
@@ -514,29 +519,22 @@ static uint64_t plan_fetch_room(void *state, struct policy_fetch_room *q)
 /*
  * Whether the plan says the candidate will be evicted before its next use
  * where the window cannot: its next use lies past the window's walk, and
- * between the walk's end and that use the iteration keeps more bytes
- * live than the device holds. It is the dirty record used farthest
- * ahead, so Belady's order takes it first (after clean data used later
- * still). A next use in the next iteration (a buffer the iteration
- * found) spans the rest of this one and the start of the next.
+ * the plan's replay of the iteration (plan_evict.c) evicts it in the gap
+ * that ends at that use. A next use in
+ * the next iteration (a buffer the iteration found) is its first use
+ * there.
  */
 static bool plan_evicts(const struct plan_state *s, const struct policy_clean *c)
 {
 	const struct plan *p = s->follow;
-	uint64_t from, to, live;
+	uint32_t b;
 
 	if (!p || s->departed || c->key >= POLICY_KEY_UNKNOWN || c->key < c->walk_end ||
 	    c->key <= s->mark_seq)
 		return false;
-	from = c->walk_end > s->mark_seq ? c->walk_end - s->mark_seq : 0;
-	to = c->key - s->mark_seq;
-	live = plan_live_max(p, from, to < p->len ? to : p->len);
-	if (to > p->len) {
-		uint64_t next = plan_live_max(p, 0, to - p->len);
-
-		live = next > live ? next : live;
-	}
-	return live > s->budget;
+	if (!plan_map_get(&p->persistent_ids, c->id, &b) && !plan_map_get(&s->fresh, c->id, &b))
+		return false;
+	return plan_evicted(p, b, c->key - s->mark_seq);
 }
 
 /* dao's, but where the plan sees the candidate evicted past the window. */

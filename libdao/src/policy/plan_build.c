@@ -152,7 +152,7 @@ void plan_free(struct plan *p)
 	free(p->persistent);
 	free(p->use_start);
 	free(p->use_off);
-	free(p->live_tree);
+	free(p->evicted);
 	plan_map_free(&p->persistent_ids);
 	free(p);
 }
@@ -163,59 +163,6 @@ static double thread_cpu_s(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Each op's live bytes (plan_build.h: live_tree), from each buffer's
- * first and last use: a difference array over the ops, its running sum,
- * then the tree's inner nodes. Linear in the uses. */
-static bool build_live(struct plan *p)
-{
-	size_t n = p->nops;
-	uint64_t *first = malloc((p->nbufs ? p->nbufs : 1) * sizeof(*first));
-	uint64_t *last = malloc((p->nbufs ? p->nbufs : 1) * sizeof(*last));
-	uint64_t *size = calloc(p->nbufs ? p->nbufs : 1, sizeof(*size));
-	/* Wide enough for any sum of 2^32 sizes; a live total past 2^64 is
-	 * kept as UINT64_MAX. */
-	unsigned __int128 *delta = calloc(n + 1, sizeof(*delta)), run = 0;
-	bool ok = first && last && size && delta;
-
-	p->live_tree = calloc(2 * (n ? n : 1), sizeof(*p->live_tree));
-	if (!ok || !p->live_tree)
-		goto out;
-	for (size_t b = 0; b < p->nbufs; b++)
-		first[b] = UINT64_MAX;
-	for (size_t i = 0; i < n; i++)
-		for (uint32_t j = p->ops[i].first; j < p->ops[i].first + p->ops[i].n; j++) {
-			uint32_t b = p->canon[j];
-
-			if (first[b] == UINT64_MAX)
-				first[b] = i;
-			last[b] = i;
-			if (p->bytes[j] > size[b])
-				size[b] = p->bytes[j];
-		}
-	for (size_t b = 0; b < p->nbufs; b++) {
-		size_t from = p->persistent[b] ? 0 : first[b];
-		size_t to = p->persistent[b] ? n : last[b] + 1;
-
-		delta[from] += size[b];
-		delta[to] -= size[b];
-	}
-	for (size_t i = 0; i < n; i++) {
-		run += delta[i];
-		p->live_tree[n + i] = run > UINT64_MAX ? UINT64_MAX : (uint64_t)run;
-	}
-	for (size_t i = n; i-- > 1;) {
-		uint64_t l = p->live_tree[2 * i], r = p->live_tree[2 * i + 1];
-
-		p->live_tree[i] = l > r ? l : r;
-	}
-out:
-	free(first);
-	free(last);
-	free(size);
-	free(delta);
-	return ok && p->live_tree;
 }
 
 dao_status plan_build(const struct plan_record *r, size_t nops, uint64_t start, uint64_t len,
@@ -285,8 +232,6 @@ dao_status plan_build(const struct plan_record *r, size_t nops, uint64_t start, 
 		if (p->persistent[b])
 			plan_map_put(&p->persistent_ids, p->buf_id[b], (uint32_t)b, &v);
 	}
-	if (!build_live(p))
-		goto nomem;
 	if (cpu_limit_s > 0 && thread_cpu_s() - t0 > cpu_limit_s)
 		goto late;
 	free(fill);
@@ -319,41 +264,4 @@ uint64_t plan_next_use(const struct plan *p, uint32_t b, uint64_t after)
 			hi = mid;
 	}
 	return lo < p->use_start[b + 1] ? p->use_off[lo] : UINT64_MAX;
-}
-
-/* The first op at an offset >= off. */
-static size_t op_at(const struct plan *p, uint64_t off)
-{
-	size_t lo = 0, hi = p->nops;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->ops[mid].seq < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-uint64_t plan_live_max(const struct plan *p, uint64_t from, uint64_t to)
-{
-	size_t n = p->nops, l, r;
-	uint64_t most = 0;
-
-	if (from >= to)
-		return 0;
-	/* Ops [l, r) of the tree's leaves, bottom up. */
-	for (l = op_at(p, from) + n, r = op_at(p, to) + n; l < r; l /= 2, r /= 2) {
-		if (l & 1) {
-			most = p->live_tree[l] > most ? p->live_tree[l] : most;
-			l++;
-		}
-		if (r & 1) {
-			r--;
-			most = p->live_tree[r] > most ? p->live_tree[r] : most;
-		}
-	}
-	return most;
 }

@@ -78,10 +78,11 @@ struct plan {
 	uint32_t *use_start; /* per buffer, nbufs + 1: into use_off */
 	uint64_t *use_off;   /* the offsets of each buffer's uses, ascending */
 	struct plan_map persistent_ids; /* id -> buffer, persistent buffers only */
-	/* The bytes the iteration keeps live at each op (a buffer it created
-	 * from its first use to its last, one it found throughout), as a
-	 * max segment tree over the ops: live_tree[nops + i] is op i's. */
-	uint64_t *live_tree;
+	/* Per use in use_off order: the iteration replayed on a device of
+	 * the budget's size, in the policy's order of eviction and with
+	 * every next use known, evicts the buffer after this use and before
+	 * its next (plan_evict.h; NULL until it has run). */
+	uint8_t *evicted;
 };
 
 /*
@@ -99,8 +100,5 @@ void plan_free(struct plan *p);
  * use; the mark itself is offset 0), or UINT64_MAX when it has none. */
 uint64_t plan_next_use(const struct plan *p, uint32_t b, uint64_t after);
 
-/* The most bytes the iteration keeps live at any op of offset in
- * [from, to) (0 when there is none). O(log ops). */
-uint64_t plan_live_max(const struct plan *p, uint64_t from, uint64_t to);
 
 #endif /* DAO_POLICY_PLAN_BUILD_H */

@@ -148,6 +148,7 @@ struct policy_fetch_room {
  * resident and clean): the top of the heap of records ranked apart,
  * asked while the live records do not all fit. */
 struct policy_clean {
+	uint64_t id;            /* the candidate's record */
 	uint64_t key;           /* the candidate's */
 	uint64_t bytes;         /* its space */
 	uint64_t frontier;      /* seq of the first op whose fetches are not yet issued */

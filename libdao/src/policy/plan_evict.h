@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan_evict.h - which buffers a plan foresees leaving the device between
+ * two of their uses: the iteration replayed on a device of the budget's
+ * size in the policy's order of eviction (plan_evict.c; Documentation/
+ * design.md, "The plan policy").
+ */
+#ifndef DAO_POLICY_PLAN_EVICT_H
+#define DAO_POLICY_PLAN_EVICT_H
+
+#include "policy/plan_build.h"
+
+/* Fill p->evicted for a device of `budget` bytes; DAO_ERR_NOMEM (p
+ * unchanged). O(uses log uses). */
+dao_status plan_build_evictions(struct plan *p, uint64_t budget);
+
+/* Whether the replay evicts buffer b in the gap that ends at its use of
+ * offset next_off (>= len: its first use in the next iteration, at
+ * next_off - len). False when b has no use there, or before the replay
+ * has run. */
+bool plan_evicted(const struct plan *p, uint32_t b, uint64_t next_off);
+
+#endif /* DAO_POLICY_PLAN_EVICT_H */
