@@ -259,6 +259,29 @@ static void test_clean_queue(void)
 	window_free(w);
 }
 
+/* The h2d engine's queue, kept the same way: each fetch adds its copy
+ * time, each kernel takes off the time it spans. */
+static void test_fetch_queue(void)
+{
+	struct window *w = window_new();
+	struct op *k = push(w, OP_KERNEL, 100000000000ull, 0, false, 0); /* 1 ms */
+
+	horizon_queue_fetch(w->d, 100 * MB); /* 2 ms at 50 GB/s */
+	tap_ok(w->d->res.fetch_queue_ns == 2000000 && !w->d->res.clean_queue_ns,
+	       "a fetch of 100 MB queues 2 ms on the h2d engine, nothing on the d2h (%llu ns)",
+	       (unsigned long long)w->d->res.fetch_queue_ns);
+	horizon_kernel_passed(w->d, k, 500000);
+	tap_ok(w->d->res.fetch_queue_ns == 500000,
+	       "a kernel of 1 ms after a stall of 0.5 ms leaves 0.5 ms (%llu ns)",
+	       (unsigned long long)w->d->res.fetch_queue_ns);
+	horizon_kernel_passed(w->d, k, 0);
+	tap_ok(w->d->res.fetch_queue_ns == 0, "time past it leaves nothing");
+	w->d->res.fetch_queue_ns = UINT64_MAX - 1;
+	horizon_queue_fetch(w->d, 100 * MB);
+	tap_ok(w->d->res.fetch_queue_ns == UINT64_MAX, "it saturates, never wraps");
+	window_free(w);
+}
+
 static void test_open_refuses_bad_rates(void)
 {
 	struct dao_sim_model m;
@@ -286,6 +309,7 @@ int main(void)
 	test_outputs_and_gaps();
 	test_window_room();
 	test_clean_queue();
+	test_fetch_queue();
 	test_open_refuses_bad_rates();
 	tap_plan_done();
 	return tap_exit();

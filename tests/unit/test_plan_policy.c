@@ -178,13 +178,20 @@ static uint64_t byte_a_ns(struct policy_clean *c, uint64_t bytes)
 	return bytes;
 }
 
-static bool clean(struct job *j, uint64_t id, uint64_t key, uint64_t walk_end, uint64_t queue_ns)
+static bool clean_fq(struct job *j, uint64_t id, uint64_t key, uint64_t walk_end,
+		     uint64_t queue_ns, uint64_t fetch_queue_ns)
 {
 	struct policy_clean c = { .id = id, .key = key, .bytes = MB / 4, .frontier = walk_end,
 				  .live_fits = true, .walk_end = walk_end, .queue_ns = queue_ns,
-				  .peak_room = no_room, .compute_ns = one_ms, .d2h_ns = byte_a_ns };
+				  .fetch_queue_ns = fetch_queue_ns, .peak_room = no_room,
+				  .compute_ns = one_ms, .d2h_ns = byte_a_ns };
 
 	return policy_plan.clean(j->s, &c);
+}
+
+static bool clean(struct job *j, uint64_t id, uint64_t key, uint64_t walk_end, uint64_t queue_ns)
+{
+	return clean_fq(j, id, key, walk_end, queue_ns, 0);
 }
 
 /*
@@ -215,6 +222,13 @@ static void test_clean(void)
 	       "before that use in the plan's replay: the plan cleans it");
 	tap_ok(!clean(&j, 2, 23, 17, 900000),
 	       "not while the d2h engine's queue leaves no time for it");
+	tap_ok(clean_fq(&j, 2, 23, 17, 900000, 2000000),
+	       "but within the fetches the h2d engine has queued (2 ms), longer than the compute: "
+	       "cleaned");
+	tap_ok(!clean_fq(&j, 2, 23, 17, 1900000, 2000000), "not past them");
+	tap_ok(!clean_fq(&j, 1, 21, 17, 0, 2000000),
+	       "nor parameter 1, which the replay keeps: dao's answer, which the queue does not "
+	       "change");
 	tap_ok(!clean(&j, 1, 21, 17, 0),
 	       "parameter 1 stays on the device until its next use in the replay: dao's answer");
 	tap_ok(!clean(&j, 2, 22, 17, 0), "a key that is no use of the record's: dao's answer");

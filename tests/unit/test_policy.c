@@ -152,6 +152,10 @@ static void test_dao_clean(void)
 	w.c.queue_ns = 900000;
 	tap_ok(!policy_dao.clean(NULL, &w.c),
 	       "0.9 ms queued and 0.2 ms more is past 1 ms of compute to the frontier: not now");
+	w.c.fetch_queue_ns = 5000000;
+	tap_ok(!policy_dao.clean(NULL, &w.c),
+	       "nor with 5 ms of fetches queued: dao, not knowing the record leaves, keeps to the compute");
+	w.c.fetch_queue_ns = 0;
 	w.c.queue_ns = 800000;
 	tap_ok(policy_dao.clean(NULL, &w.c), "0.8 ms queued and 0.2 ms more is within it");
 	w.c.queue_ns = 0;

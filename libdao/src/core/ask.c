@@ -267,6 +267,7 @@ bool ask_clean(struct clean_turn *t, uint64_t id, uint64_t key, uint64_t bytes,
 	t->c.bytes = bytes;
 	t->c.cleaned_bytes = t->d->res.clean_bytes;
 	t->c.queue_ns = t->d->res.clean_queue_ns;
+	t->c.fetch_queue_ns = t->d->res.fetch_queue_ns;
 	t->room_known = false; /* the room is the candidate's: before its next use */
 	t->next_use = next_use;
 	return t->d->policy.ops->clean(t->d->policy.state, &t->c);

@@ -86,12 +86,17 @@ void horizon_queue_clean(struct device *d, uint64_t bytes)
 	d->res.clean_queue_ns = sat_add(d->res.clean_queue_ns, horizon_d2h_ns(d, bytes));
 }
 
+void horizon_queue_fetch(struct device *d, uint64_t bytes)
+{
+	d->res.fetch_queue_ns = sat_add(d->res.fetch_queue_ns, horizon_h2d_ns(d, bytes));
+}
+
 void horizon_kernel_passed(struct device *d, const struct op *op, uint64_t stall_ns)
 {
 	uint64_t passed;
 
-	if (!d->res.clean_queue_ns)
-		return; /* the usual case: no operand walk per kernel */
+	if (!d->res.clean_queue_ns && !d->res.fetch_queue_ns)
+		return; /* nothing queued: no operand walk for this kernel */
 	/* A stall a device measured (the simulator's is modeled) differs
 	 * from run to run, and a deterministic device's decisions depend on
 	 * the program alone: there only the kernel's modeled time passes. */
@@ -100,6 +105,7 @@ void horizon_kernel_passed(struct device *d, const struct op *op, uint64_t stall
 	passed = sat_add(horizon_kernel_ns(d, op), stall_ns);
 
 	d->res.clean_queue_ns = d->res.clean_queue_ns > passed ? d->res.clean_queue_ns - passed : 0;
+	d->res.fetch_queue_ns = d->res.fetch_queue_ns > passed ? d->res.fetch_queue_ns - passed : 0;
 }
 
 uint64_t horizon_walk_end(const struct device *d)

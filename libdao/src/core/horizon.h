@@ -36,6 +36,8 @@ uint64_t horizon_d2h_ns(const struct device *d, uint64_t bytes);
  * it (`stall_ns`, as the backend reports it; not on a deterministic
  * device whose stalls are measured, not modeled). */
 void horizon_queue_clean(struct device *d, uint64_t bytes);
+/* The same for the h2d engine (fetch_queue_ns): a fetch of `bytes`. */
+void horizon_queue_fetch(struct device *d, uint64_t bytes);
 void horizon_kernel_passed(struct device *d, const struct op *op, uint64_t stall_ns);
 
 /* The seq of the first queued op the walks do not reach (the next seq

@@ -313,6 +313,9 @@ struct dev_residency {
 	 * kernel takes off the time it spans (its duration and the stall
 	 * before it), and a wait for every write-back issued empties it. */
 	uint64_t clean_queue_ns;
+	/* The same for the h2d engine and every fetch issued: how long its
+	 * queue keeps it busy. */
+	uint64_t fetch_queue_ns;
 	uint64_t max_asize;   /* largest buffer: sets how far ahead to work */
 	uint64_t live_asize;  /* asize of every live record (adopted, not destroyed) */
 	uint64_t iter_no;

@@ -30,9 +30,12 @@ dao_status res_wait(struct device *d, const dao_fence *f)
 	dev_lock(d);
 	if (st == DAO_OK) {
 		dao_fence_join(&d->reached, f);
-		/* Every write-back issued is done: cleaning has none queued. */
+		/* Every write-back issued is done: cleaning has none queued;
+		 * every fetch issued is done: the h2d engine has none. */
 		if (f->seq[DAO_ENGINE_D2H] >= d->issued.seq[DAO_ENGINE_D2H])
 			d->res.clean_queue_ns = 0;
+		if (f->seq[DAO_ENGINE_H2D] >= d->issued.seq[DAO_ENGINE_H2D])
+			d->res.fetch_queue_ns = 0;
 	} else if (!d->failure) {
 		__atomic_store_n(&d->failure, st, __ATOMIC_RELAXED); /* read without dev->mu: inbox.c */
 	}
@@ -280,6 +283,7 @@ static dao_status fetch(struct device *d, struct rec *r, bool ahead)
 	dao_fence_add(&r->fence.busy, DAO_ENGINE_H2D, seq);
 	dao_fence_add(&r->fence.host_busy, DAO_ENGINE_H2D, seq);
 	r->copies.dev_valid = true;
+	horizon_queue_fetch(d, r->size);
 	d->stats.fetches++;
 	d->stats.h2d_bytes += r->size;
 	if (ahead)

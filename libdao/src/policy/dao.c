@@ -50,11 +50,18 @@ static uint64_t dao_fetch_room(void *state, struct policy_fetch_room *q)
 }
 
 /* policy.h */
-bool policy_clean_in_time(struct policy_clean *c)
+bool policy_clean_in_time(struct policy_clean *c, uint64_t at_least_ns)
 {
+	uint64_t ahead_ns;
+
 	if (c->key <= c->frontier)
 		return false;
-	return !c->queue_ns || c->queue_ns + c->d2h_ns(c, c->bytes) <= c->compute_ns(c);
+	if (!c->queue_ns)
+		return true;
+	ahead_ns = c->compute_ns(c);
+	if (at_least_ns > ahead_ns)
+		ahead_ns = at_least_ns;
+	return c->queue_ns + c->d2h_ns(c, c->bytes) <= ahead_ns;
 }
 
 /*
@@ -75,7 +82,7 @@ static bool dao_clean(void *state, struct policy_clean *c)
 {
 	if (c->live_fits || c->free_bytes + c->cleaned_bytes >= c->peak_room(c))
 		return false;
-	return policy_clean_in_time(c);
+	return policy_clean_in_time(c, 0);
 }
 
 const struct dao_policy_ops policy_dao = {

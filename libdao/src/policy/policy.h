@@ -165,6 +165,9 @@ struct policy_clean {
 	 * already is; the bytes it cleaned long ago and that are still
 	 * resident are not in it). */
 	uint64_t queue_ns;
+	/* The same for the h2d engine and every fetch issued: how long the
+	 * fetches issued keep it busy (a fetch issued now waits as long). */
+	uint64_t fetch_queue_ns;
 	/* Modeled time over the queued window (core/horizon.c): the most
 	 * space the window's placements take at once before the candidate's
 	 * next use (walked once per candidate); the time the kernels before
@@ -277,8 +280,10 @@ uint64_t policy_room_free_only(void *state, struct policy_fetch_room *q);
 /* Whether the d2h engine has time to clean the candidate now: it is needed
  * after the prefetch frontier, and nothing cleaning queued is left or
  * its write-back fits, with what is queued, in the kernels' time up to
- * the frontier (policy/dao.c; dao's clean and plan's use it). */
-bool policy_clean_in_time(struct policy_clean *c);
+ * the frontier, or in at_least_ns if that is longer (policy/dao.c; dao's
+ * clean passes 0, plan's the h2d engine's queue where its plan says the
+ * candidate leaves). */
+bool policy_clean_in_time(struct policy_clean *c, uint64_t at_least_ns);
 
 /* A row of the table of policies (policy.c), one per dao_policy but
  * DEFAULT: the one list of their names (dao_policy_name, DAO_POLICY and
