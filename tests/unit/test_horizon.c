@@ -224,61 +224,50 @@ static void test_window_room(void)
 	window_free(w);
 }
 
-/* Cleaning ahead's share of the d2h engine in modeled time: each
- * write-back adds its copy time, each kernel takes off its own time and
- * the stall before it, down to nothing, never wrapping. */
-static void test_clean_queue(void)
+/* Cleaning ahead's share of the d2h engine and the h2d engine's queue of
+ * fetches, in modeled time: each copy adds its time to its own engine's,
+ * each kernel takes off its own time and the stall before it from both,
+ * down to nothing, never wrapping. */
+static void test_copy_queues(void)
 {
 	struct window *w = window_new();
 	struct op *k = push(w, OP_KERNEL, 100000000000ull, 0, false, 0); /* 1 ms */
+	struct dev_residency *q = &w->d->res;
 
 	horizon_queue_clean(w->d, 100 * MB); /* 2 ms at 50 GB/s */
-	tap_ok(w->d->res.clean_queue_ns == 2000000, "a write-back of 100 MB queues 2 ms (%llu ns)",
-	       (unsigned long long)w->d->res.clean_queue_ns);
+	tap_ok(q->clean_queue_ns == 2000000 && !q->fetch_queue_ns,
+	       "a write-back of 100 MB queues 2 ms on the d2h engine only (%llu ns)",
+	       (unsigned long long)q->clean_queue_ns);
+	horizon_queue_fetch(w->d, 50 * MB);
+	tap_ok(q->fetch_queue_ns == 1000000 && q->clean_queue_ns == 2000000,
+	       "a fetch of 50 MB queues 1 ms on the h2d engine only (%llu ns)",
+	       (unsigned long long)q->fetch_queue_ns);
 	horizon_kernel_passed(w->d, k, 500000);
-	tap_ok(w->d->res.clean_queue_ns == 500000,
-	       "a kernel of 1 ms after a stall of 0.5 ms leaves 0.5 ms (%llu ns)",
-	       (unsigned long long)w->d->res.clean_queue_ns);
+	tap_ok(q->clean_queue_ns == 500000 && !q->fetch_queue_ns,
+	       "a kernel of 1 ms after a stall of 0.5 ms leaves 0.5 ms of the one (%llu ns), "
+	       "nothing of the other (%llu ns)",
+	       (unsigned long long)q->clean_queue_ns, (unsigned long long)q->fetch_queue_ns);
 	horizon_kernel_passed(w->d, k, 0);
-	tap_ok(w->d->res.clean_queue_ns == 0, "time past the queue leaves nothing, not a debt");
+	tap_ok(q->clean_queue_ns == 0, "time past the queue leaves nothing, not a debt");
 	horizon_queue_clean(w->d, 100 * MB);
+	horizon_queue_fetch(w->d, 100 * MB);
 	w->be.holds_data = true; /* a real device: its stalls are measured */
 	w->d->flags = DAO_CONFIG_DETERMINISTIC;
 	horizon_kernel_passed(w->d, k, 500000);
-	tap_ok(w->d->res.clean_queue_ns == 1000000,
-	       "a deterministic device with measured stalls counts the kernel's time only (%llu ns)",
-	       (unsigned long long)w->d->res.clean_queue_ns);
+	tap_ok(q->clean_queue_ns == 1000000 && q->fetch_queue_ns == 1000000,
+	       "a deterministic device with measured stalls counts the kernel's time only "
+	       "(%llu and %llu ns)",
+	       (unsigned long long)q->clean_queue_ns, (unsigned long long)q->fetch_queue_ns);
 	w->d->flags = 0;
 	horizon_kernel_passed(w->d, k, 500000);
-	tap_ok(w->d->res.clean_queue_ns == 0, "another counts the stall too");
-	w->d->res.clean_queue_ns = UINT64_MAX - 1;
+	tap_ok(!q->clean_queue_ns && !q->fetch_queue_ns, "another counts the stall too");
+	q->clean_queue_ns = q->fetch_queue_ns = UINT64_MAX - 1;
 	horizon_queue_clean(w->d, 100 * MB);
-	tap_ok(w->d->res.clean_queue_ns == UINT64_MAX, "the queue saturates, never wraps");
-	horizon_kernel_passed(w->d, k, UINT64_MAX);
-	tap_ok(w->d->res.clean_queue_ns == 0, "so does the time passed");
-	window_free(w);
-}
-
-/* The h2d engine's queue, kept the same way: each fetch adds its copy
- * time, each kernel takes off the time it spans. */
-static void test_fetch_queue(void)
-{
-	struct window *w = window_new();
-	struct op *k = push(w, OP_KERNEL, 100000000000ull, 0, false, 0); /* 1 ms */
-
-	horizon_queue_fetch(w->d, 100 * MB); /* 2 ms at 50 GB/s */
-	tap_ok(w->d->res.fetch_queue_ns == 2000000 && !w->d->res.clean_queue_ns,
-	       "a fetch of 100 MB queues 2 ms on the h2d engine, nothing on the d2h (%llu ns)",
-	       (unsigned long long)w->d->res.fetch_queue_ns);
-	horizon_kernel_passed(w->d, k, 500000);
-	tap_ok(w->d->res.fetch_queue_ns == 500000,
-	       "a kernel of 1 ms after a stall of 0.5 ms leaves 0.5 ms (%llu ns)",
-	       (unsigned long long)w->d->res.fetch_queue_ns);
-	horizon_kernel_passed(w->d, k, 0);
-	tap_ok(w->d->res.fetch_queue_ns == 0, "time past it leaves nothing");
-	w->d->res.fetch_queue_ns = UINT64_MAX - 1;
 	horizon_queue_fetch(w->d, 100 * MB);
-	tap_ok(w->d->res.fetch_queue_ns == UINT64_MAX, "it saturates, never wraps");
+	tap_ok(q->clean_queue_ns == UINT64_MAX && q->fetch_queue_ns == UINT64_MAX,
+	       "the queues saturate, never wrap");
+	horizon_kernel_passed(w->d, k, UINT64_MAX);
+	tap_ok(!q->clean_queue_ns && !q->fetch_queue_ns, "so does the time passed");
 	window_free(w);
 }
 
@@ -308,8 +297,7 @@ int main(void)
 	test_due_follows_time();
 	test_outputs_and_gaps();
 	test_window_room();
-	test_clean_queue();
-	test_fetch_queue();
+	test_copy_queues();
 	test_open_refuses_bad_rates();
 	tap_plan_done();
 	return tap_exit();
