@@ -21,8 +21,10 @@
  * iteration on; unknown for a buffer the iteration creates), and a
  * dirty record whose next use lies past the window is cleaned ahead
  * where the plan's replay of the iteration on a device of the budget's
- * size evicts it before that use (plan_evicts, plan_evict.c). Everything else (dirty data apart, prefetch, fetch room,
- * cleaning ahead where the window sees the room) is dao's.
+ * size evicts it before that use (plan_evicts, plan_evict.c), as far
+ * ahead as the h2d engine's queue allows. Everything else (dirty data
+ * apart, prefetch, fetch room, cleaning ahead where the window sees the
+ * room) is dao's.
  *
  * The plan is never waited for: until one is built the policy is dao, and
  * it is dao again from the first op that departs from the plan to the next
@@ -520,9 +522,8 @@ static uint64_t plan_fetch_room(void *state, struct policy_fetch_room *q)
  * Whether the plan says the candidate will be evicted before its next use
  * where the window cannot: its next use lies past the window's walk, and
  * the plan's replay of the iteration (plan_evict.c) evicts it in the gap
- * that ends at that use. A next use in
- * the next iteration (a buffer the iteration found) is its first use
- * there.
+ * that ends at that use. A next use in the next iteration (a buffer the
+ * iteration found) is its first use there.
  */
 static bool plan_evicts(const struct plan_state *s, const struct policy_clean *c)
 {

@@ -100,5 +100,4 @@ void plan_free(struct plan *p);
  * use; the mark itself is offset 0), or UINT64_MAX when it has none. */
 uint64_t plan_next_use(const struct plan *p, uint32_t b, uint64_t after);
 
-
 #endif /* DAO_POLICY_PLAN_BUILD_H */

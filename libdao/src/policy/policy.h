@@ -146,7 +146,8 @@ struct policy_fetch_room {
 
 /* Dirty data that cleaning ahead could write back now (it stays
  * resident and clean): the top of the heap of records ranked apart,
- * asked while the live records do not all fit. */
+ * asked while there are dirty records (whether the live records all fit
+ * is live_fits, the policy's to weigh). */
 struct policy_clean {
 	uint64_t id;            /* the candidate's record */
 	uint64_t key;           /* the candidate's */
