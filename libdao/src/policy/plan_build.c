@@ -250,11 +250,10 @@ nomem:
 	return DAO_ERR_NOMEM;
 }
 
-uint64_t plan_next_use(const struct plan *p, uint32_t b, uint64_t after)
+uint32_t plan_use_after(const struct plan *p, uint32_t b, uint64_t after)
 {
 	uint32_t lo = p->use_start[b], hi = p->use_start[b + 1];
 
-	/* The first use at an offset > after. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -263,5 +262,12 @@ uint64_t plan_next_use(const struct plan *p, uint32_t b, uint64_t after)
 		else
 			hi = mid;
 	}
-	return lo < p->use_start[b + 1] ? p->use_off[lo] : UINT64_MAX;
+	return lo;
+}
+
+uint64_t plan_next_use(const struct plan *p, uint32_t b, uint64_t after)
+{
+	uint32_t k = plan_use_after(p, b, after);
+
+	return k < p->use_start[b + 1] ? p->use_off[k] : UINT64_MAX;
 }

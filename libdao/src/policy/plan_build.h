@@ -99,5 +99,7 @@ void plan_free(struct plan *p);
 /* The offset of buffer b's first use after offset `after` (0: its first
  * use; the mark itself is offset 0), or UINT64_MAX when it has none. */
 uint64_t plan_next_use(const struct plan *p, uint32_t b, uint64_t after);
+/* The same use's index in use_off (use_start[b + 1] when it has none). */
+uint32_t plan_use_after(const struct plan *p, uint32_t b, uint64_t after);
 
 #endif /* DAO_POLICY_PLAN_BUILD_H */

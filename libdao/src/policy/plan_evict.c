@@ -300,27 +300,20 @@ out:
 
 bool plan_evicted(const struct plan *p, uint32_t b, uint64_t next_off)
 {
-	uint32_t lo = p->use_start[b], hi = p->use_start[b + 1], first = lo;
+	uint32_t first = p->use_start[b], end = p->use_start[b + 1], k;
 
-	if (lo == hi || !p->evicted)
+	if (first == end || !p->evicted || !next_off)
 		return false;
 	if (next_off >= p->len) {
-		/* Into the next iteration: its first use there. */
-		if (!p->persistent[b] || p->use_off[first] != next_off - p->len)
-			return false;
-		return p->evicted[hi - 1];
+		/* Into the next iteration: its first use there, from its last
+		 * use here. */
+		return p->persistent[b] && p->use_off[first] == next_off - p->len &&
+		       p->evicted[end - 1];
 	}
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (p->use_off[mid] < next_off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == p->use_start[b + 1] || p->use_off[lo] != next_off)
+	k = plan_use_after(p, b, next_off - 1);
+	if (k == end || p->use_off[k] != next_off)
 		return false;
-	if (lo == first) /* from the last iteration's last use */
-		return p->persistent[b] && p->evicted[p->use_start[b + 1] - 1];
-	return p->evicted[lo - 1];
+	if (k == first) /* from the last iteration's last use */
+		return p->persistent[b] && p->evicted[end - 1];
+	return p->evicted[k - 1];
 }
