@@ -362,11 +362,8 @@ static int solve_bound(const char *path, const struct dao_trace *t,
 		fprintf(stderr, "daosim: %s: %s: %s\n", path, b->name, err);
 		return -1;
 	}
-	tr->bounds[i] = (struct bound_value){ .known = st == DAO_OK, .value = st ? 0 : v };
-	if (st == DAO_OK && b->json_schedule) {
-		tr->bounds[i].has_schedule = true;
-		tr->bounds[i].schedule = sched;
-	}
+	tr->bounds[i] = (struct bound_value){ .known = st == DAO_OK, .value = st ? 0 : v,
+					      .schedule = sched };
 	return 0;
 }
 

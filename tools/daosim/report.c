@@ -42,14 +42,14 @@ static double bound_ratio(const struct trace_report *tr, size_t i, const struct 
 	return ratio(figure(bound_table[i], pr), tr->bounds[i].value);
 }
 
-/* pr's bytes moved (both ways) over those of row i's schedule, or NAN
- * when the row named none. */
+/* pr's bytes moved (both ways) over those of row i's schedule (a row
+ * with json_schedule), or NAN when it is not known. */
 static double schedule_bytes_ratio(const struct trace_report *tr, size_t i,
 				   const struct policy_run *pr)
 {
 	const struct bound_value *v = &tr->bounds[i];
 
-	if (!v->known || !v->has_schedule)
+	if (!v->known)
 		return NAN;
 	return ratio(pr->r.stats.h2d_bytes + pr->r.stats.d2h_bytes,
 		     v->schedule.h2d_bytes + v->schedule.d2h_bytes);
@@ -107,7 +107,7 @@ static void text_bounds(FILE *f, const struct trace_report *tr, double u, const 
 		} else {
 			fprintf(f, "%s %.3f %s", b->name, v->value / u, un);
 		}
-		if (v->known && v->has_schedule)
+		if (v->known && b->json_schedule)
 			fprintf(f, " (%s at a window of %u kernels: h2d %.3f %s, d2h %.3f %s)",
 				dao_policy_name(v->schedule.policy), v->schedule.lookahead,
 				v->schedule.h2d_bytes / u, un, v->schedule.d2h_bytes / u, un);
@@ -179,7 +179,7 @@ static void json_ratio(FILE *f, const char *key, double r)
 static void json_schedule(FILE *f, const char *key, const struct bound_value *v)
 {
 	fprintf(f, ", \"%s\": ", key);
-	if (!v->known || !v->has_schedule) {
+	if (!v->known) {
 		fputs("null", f);
 		return;
 	}

@@ -46,8 +46,7 @@ struct bound_schedule {
 struct bound_value {
 	bool known;     /* else skipped (a limit of 0) or stopped at its limit */
 	uint64_t value; /* bytes or ns, as the row's `of` says */
-	bool has_schedule; /* an upper row that said which schedule it is */
-	struct bound_schedule schedule;
+	struct bound_schedule schedule; /* when known, a row with json_schedule's */
 };
 
 struct bound;
