@@ -259,17 +259,16 @@ bool ask_clean_begin(struct clean_turn *t, struct device *d)
 	return true;
 }
 
-bool ask_clean(struct clean_turn *t, uint64_t id, uint64_t key, uint64_t bytes,
-	       uint64_t next_use)
+bool ask_clean(struct clean_turn *t, const struct rec *r)
 {
-	t->c.id = id;
-	t->c.key = key;
-	t->c.bytes = bytes;
+	t->c.id = r->id;
+	t->c.key = r->key;
+	t->c.bytes = r->asize;
 	t->c.cleaned_bytes = t->d->res.clean_bytes;
 	t->c.queue_ns = t->d->res.clean_queue_ns;
 	t->c.fetch_queue_ns = t->d->res.fetch_queue_ns;
 	t->room_known = false; /* the room is the candidate's: before its next use */
-	t->next_use = next_use;
+	t->next_use = r->uses.head ? r->uses.head->op->seq : UINT64_MAX;
 	return t->d->policy.ops->clean(t->d->policy.state, &t->c);
 }
 

@@ -44,10 +44,9 @@ struct clean_turn {
 
 /* False when the policy never cleans ahead. */
 bool ask_clean_begin(struct clean_turn *t, struct device *d);
-/* Whether to write back the candidate of key `key` and `bytes`, next
- * used by the op of seq `next_use` (UINT64_MAX: none queued), now. */
-bool ask_clean(struct clean_turn *t, uint64_t id, uint64_t key, uint64_t bytes,
-	       uint64_t next_use);
+/* Whether to write back the candidate r (its id, key and space, and the
+ * op of its next use queued, if any), now. */
+bool ask_clean(struct clean_turn *t, const struct rec *r);
 
 /* The hooks: iteration mark `mark` executed; op entered the table (a
  * test of the policy's ops where it has none: every launch passes here). */

@@ -518,9 +518,8 @@ static void clean_ahead(struct device *d)
 		return;
 	while (h->n) {
 		struct rec *r = h->v[0];
-		uint64_t next_use = r->uses.head ? r->uses.head->op->seq : UINT64_MAX;
 
-		if (!ask_clean(&t, r->id, r->key, r->asize, next_use) ||
+		if (!ask_clean(&t, r) ||
 		    write_back(d, r, DAO_WHY_WRITE_BACK) != DAO_OK)
 			return;
 		r->copies.cleaned = true;

@@ -66,8 +66,8 @@ bool policy_clean_in_time(struct policy_clean *c, uint64_t at_least_ns)
 
 /*
  * Write back ahead only while some live record does not fit and the
- * window's placements will need more room
- * at once, before the candidate's next use, than is free and cleaned
+ * window's placements will need more room at once, before the
+ * candidate's next use, than is free and cleaned
  * already (so that some record will be evicted before the candidate is
  * used again: cleaning one that stays resident until it is rewritten is
  * d2h time thrown away), only records needed after the prefetch frontier,
