@@ -34,11 +34,17 @@ static enum policy_after op(struct job *j, uint64_t seq, uint32_t n, const struc
 	return j->last = policy_plan.queued(j->s, &o);
 }
 
-static enum policy_after mark(struct job *j, uint64_t seq, uint64_t it)
+/* A mark reached with the next one queued at next_seq (0: none queued). */
+static enum policy_after mark_before(struct job *j, uint64_t seq, uint64_t it, uint64_t next_seq)
 {
-	struct policy_mark m = { .seq = seq, .iteration = it };
+	struct policy_mark m = { .seq = seq, .iteration = it, .next_seq = next_seq };
 
 	return j->last = policy_plan.iteration(j->s, &m);
+}
+
+static enum policy_after mark(struct job *j, uint64_t seq, uint64_t it)
+{
+	return mark_before(j, seq, it, 0);
 }
 
 /*
@@ -264,6 +270,63 @@ static void test_clean(void)
 	policy_plan.destroy(j.s);
 }
 
+/*
+ * An iteration queued whole when its mark is reached (its end mark is
+ * queued: a window longer than the iteration) is planned from its own
+ * ops, at the mark, on a device that builds there; the iterations of
+ * test_clean (a 63 MB buffer in 64 MB: parameter 2 leaves every
+ * iteration, parameter 1 never), the first one included.
+ */
+static void test_queued_whole(void)
+{
+	struct policy_device dev = device(true);
+	struct job j;
+	struct policy_clean c;
+
+	if (policy_plan.create(&dev, &j.s) != DAO_OK)
+		tap_bail("plan: create");
+	op(&j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
+	iteration(&j, 10, 100, 63 * MB, false);
+	tap_ok(mark_before(&j, 10, 1, 15) == POLICY_RERANK && counts(&j).built == 1,
+	       "the first mark, its iteration queued whole: planned from its own ops and followed "
+	       "at once, with no iteration recorded before");
+	tap_ok(key(&j, 1, 11, POLICY_USE_UNKNOWN) == 14 && key(&j, 100, 11, POLICY_USE_UNKNOWN) == 12,
+	       "its next uses key the records (a buffer it creates too)");
+	c = tight(1, 14, 20);
+	tap_ok(policy_dao.clean(NULL, &c) && !clean_tight(&j, 1, 14, 20),
+	       "parameter 1, which the replay keeps: not cleaned, where dao's rule (some record "
+	       "must leave) would clean it");
+	tap_ok(clean_tight(&j, 2, 13, 20),
+	       "parameter 2, which leaves in the replay before its use the window holds: cleaned");
+	iteration(&j, 15, 200, 63 * MB, false);
+	mark_before(&j, 15, 2, 20);
+	tap_ok(counts(&j).followed == 1 && counts(&j).built == 2 && counts(&j).departures == 0,
+	       "the next one, queued whole too: the plan followed to its end, and the next "
+	       "iteration planned from its own ops");
+	iteration(&j, 20, 300, 63 * MB, false);
+	mark(&j, 20, 3);
+	tap_ok(counts(&j).followed == 2 && counts(&j).built == 2,
+	       "an iteration not queued whole at its mark: the last plan in force, none built");
+	tap_ok(key(&j, 1, 21, POLICY_USE_UNKNOWN) == 24 && !clean_tight(&j, 1, 24, 30) &&
+		       clean_tight(&j, 2, 23, 30),
+	       "the last iteration's plan stays in force: it keys the records, and its replay "
+	       "decides cleaning ahead");
+	policy_plan.destroy(j.s);
+
+	/* The policy's thread builds plans of iterations recorded whole only:
+	 * a build at the mark would cost a real device's executor its time. */
+	dev = device(false);
+	if (policy_plan.create(&dev, &j.s) != DAO_OK)
+		tap_bail("plan: create");
+	op(&j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
+	iteration(&j, 10, 100, 63 * MB, false);
+	tap_ok(mark_before(&j, 10, 1, 15) == POLICY_CONTINUE && counts(&j).built == 0 &&
+		       key(&j, 1, 11, POLICY_USE_UNKNOWN) == policy_key_oldest_first(11),
+	       "on a device with the policy's thread, an iteration queued whole is not planned at "
+	       "its mark");
+	policy_plan.destroy(j.s);
+}
+
 static void test_extra_op(void)
 {
 	struct job j;
@@ -383,6 +446,7 @@ int main(void)
 	       "plan is a row of the table of policies");
 	test_modeled();
 	test_clean();
+	test_queued_whole();
 	test_extra_op();
 	test_thread();
 	test_deterministic();

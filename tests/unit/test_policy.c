@@ -454,8 +454,9 @@ static void test_stateful(void)
 	tap_ok(victim_pick(b->d, 0) == b->r[0], "keys change only when core re-ranks");
 	res_iteration(b->d, &mark);
 	tap_ok(s->marks == 1 && s->mark.seq == 60 && s->mark.iteration == 1 &&
-		       s->mark.prev_len == 60,
-	       "an iteration mark: its seq, the iterations begun, the last one's length");
+		       s->mark.prev_len == 60 && s->mark.next_seq == 0,
+	       "an iteration mark: its seq, the iterations begun, the last one's length, no "
+	       "next mark queued");
 	tap_ok(victim_pick(b->d, 0) == b->r[1],
 	       "its hook asked for a re-rank: every resident record re-ranked at once (smallest "
 	       "first now)");
@@ -466,6 +467,19 @@ static void test_stateful(void)
 	table_append(b->d, &b->op);
 	tap_ok(s->queued == 2 && victim_pick(b->d, 0) == b->r[0],
 	       "so can a queued op's hook (largest first again)");
+	{
+		/* The next iteration queued whole: its end mark behind a kernel
+		 * and a later mark. */
+		struct op m3 = { .kind = OP_ITER, .seq = 90 };
+		struct op m2 = { .kind = OP_ITER, .seq = 80, .next = &m3 };
+		struct op k = { .kind = OP_KERNEL, .seq = 71, .next = &m2 };
+		struct op m1 = { .kind = OP_ITER, .seq = 70, .next = &k };
+
+		res_iteration(b->d, &m1);
+		tap_ok(s->marks == 2 && s->mark.seq == 70 && s->mark.prev_len == 10 &&
+			       s->mark.next_seq == 80,
+		       "a mark whose iteration is queued whole: the next mark's seq");
+	}
 	tap_ok(s->state_seen == s, "every hook got the state it created");
 	bench_free(b);
 	tap_ok(sized_destroyed == 1 && !sized_live, "the state goes with the device");

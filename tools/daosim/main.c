@@ -32,6 +32,7 @@ struct options {
 	int json;
 	const char *plot;
 	int segments; /* --segments */
+	bool mark_ends; /* --mark-ends */
 	/* per row of bound_table with a limit_option: its CPU-time limit; 0:
 	 * not computed */
 	double limit_s[BOUND_TABLE_MAX];
@@ -44,7 +45,7 @@ static void usage(FILE *f)
 	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, "|", "|");
 	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s[,...]|all]\n", policies);
 	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
-	      "              [--segments] ",
+	      "              [--segments] [--mark-ends] ",
 	      f);
 	for (size_t i = 0; i < bound_count; i++)
 		if (bound_table[i]->limit_option)
@@ -61,7 +62,9 @@ static void usage(FILE *f)
 	      "  --json       one JSON document instead of the table\n"
 	      "  --plot       write occupancy and copy activity over time as SVG\n"
 	      "  --segments   the segment-cut bound's segments, and each policy's time\n"
-	      "               (and copy engines' busy time) over each of them\n",
+	      "               (and copy engines' busy time) over each of them\n"
+	      "  --mark-ends  replay as a job that marks an iteration at the trace's\n"
+	      "               start and end (the planner's candidate for plan)\n",
 	      f);
 	for (size_t i = 0; i < bound_count; i++) {
 		const struct bound *b = bound_table[i];
@@ -245,6 +248,7 @@ static const struct option own_options[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "plot", required_argument, NULL, 'o' },
 	{ "segments", no_argument, NULL, 's' },
+	{ "mark-ends", no_argument, NULL, 'm' },
 };
 #define NOWN (sizeof(own_options) / sizeof(own_options[0]))
 
@@ -305,6 +309,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 's':
 			o->segments = 1;
+			break;
+		case 'm':
+			o->mark_ends = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -435,6 +442,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 			.policy = policy,
 			.lookahead = o->lookahead,
 			.budget = tr->budget_bytes,
+			.mark_ends = o->mark_ends,
 		};
 
 		pr->policy = policy;

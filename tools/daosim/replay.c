@@ -27,12 +27,39 @@ static dao_status release(dao_ctx ctx, struct rbuf *b)
 	return dao_release(ctx, b->h);
 }
 
+static dao_status mark(dao_ctx ctx, char *err, size_t errlen)
+{
+	dao_status st = dao_iteration(ctx);
+
+	if (st)
+		snprintf(err, errlen, "dao_iteration: %s", dao_strerror(st));
+	return st;
+}
+
+/* Whether a mark comes before the trace's first kernel (from 0, step 1)
+ * or after its last (from the end, step -1). */
+static bool marked_before_kernels(const struct dao_trace *t, bool from_end)
+{
+	for (size_t i = 0; i < t->nevents; i++) {
+		enum dao_trace_event_type ty = t->events[from_end ? t->nevents - 1 - i : i].type;
+
+		if (ty == DAO_TRACE_KERNEL)
+			return false;
+		if (ty == DAO_TRACE_ITERATION)
+			return true;
+	}
+	return false;
+}
+
 static dao_status run(dao_ctx ctx, const struct dao_trace *t, const struct trace_profile *p,
-		      struct rbuf *bufs, dao_operand *ops, char *err, size_t errlen)
+		      bool mark_ends, struct rbuf *bufs, dao_operand *ops, char *err,
+		      size_t errlen)
 {
 	size_t k = 0;
 	dao_status st;
 
+	if (mark_ends && !marked_before_kernels(t, false) && (st = mark(ctx, err, errlen)))
+		return st;
 	for (size_t e = 0; e < t->nevents; e++) {
 		const struct dao_trace_event *ev = &t->events[e];
 		const struct dao_trace_operand *to;
@@ -40,11 +67,9 @@ static dao_status run(dao_ctx ctx, const struct dao_trace *t, const struct trace
 
 		switch (ev->type) {
 		case DAO_TRACE_ITERATION:
-			st = dao_iteration(ctx);
-			if (st) {
-				snprintf(err, errlen, "dao_iteration: %s", dao_strerror(st));
+			st = mark(ctx, err, errlen);
+			if (st)
 				return st;
-			}
 			continue;
 		case DAO_TRACE_FREE:
 			st = release(ctx, &bufs[ev->u.free_buf]);
@@ -97,6 +122,8 @@ static dao_status run(dao_ctx ctx, const struct dao_trace *t, const struct trace
 		}
 		k++;
 	}
+	if (mark_ends && !marked_before_kernels(t, true) && (st = mark(ctx, err, errlen)))
+		return st;
 	/* Buffers freed by the trace before any use were never created;
 	 * anything else still held goes now. */
 	for (size_t b = 0; b < t->nbufs; b++) {
@@ -163,7 +190,7 @@ dao_status replay_on_backend(const struct dao_trace *t, const struct trace_profi
 		snprintf(out->err, sizeof(out->err), "dao_open_on_backend: %s", dao_strerror(st));
 		goto done;
 	}
-	st = run(ctx, t, p, bufs, ops, out->err, sizeof(out->err));
+	st = run(ctx, t, p, o->mark_ends, bufs, ops, out->err, sizeof(out->err));
 	if (st == DAO_OK)
 		st = dao_stats_get(ctx, &out->stats);
 	if (st == DAO_OK && is_sim) {

@@ -5,6 +5,7 @@
 #ifndef DAOSIM_REPLAY_H
 #define DAOSIM_REPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,11 @@ struct replay_opts {
 	dao_policy policy;
 	uint32_t lookahead; /* 0: libdao's default */
 	uint64_t budget;
+	/* Replay as a job that marks an iteration (dao_iteration) at the
+	 * trace's start and at its end, unless a mark is there already: the
+	 * trace's last iteration, or the whole of a trace without marks, then
+	 * ends at a mark too (Documentation/daosim.md, --mark-ends). */
+	bool mark_ends;
 };
 
 struct replay_result {

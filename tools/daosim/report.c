@@ -108,8 +108,9 @@ static void text_bounds(FILE *f, const struct trace_report *tr, double u, const 
 			fprintf(f, "%s %.3f %s", b->name, v->value / u, un);
 		}
 		if (v->known && b->json_schedule)
-			fprintf(f, " (%s at a window of %u kernels: h2d %.3f %s, d2h %.3f %s)",
+			fprintf(f, " (%s at a window of %u kernels%s: h2d %.3f %s, d2h %.3f %s)",
 				dao_policy_name(v->schedule.policy), v->schedule.lookahead,
+				v->schedule.mark_ends ? ", the trace's ends marked" : "",
 				v->schedule.h2d_bytes / u, un, v->schedule.d2h_bytes / u, un);
 	}
 	fputc('\n', f);
@@ -185,8 +186,11 @@ static void json_schedule(FILE *f, const char *key, const struct bound_value *v)
 	}
 	fputs("{\"policy\": ", f);
 	json_string(f, dao_policy_name(v->schedule.policy));
-	fprintf(f, ", \"lookahead\": %u, \"h2d_bytes\": %llu, \"d2h_bytes\": %llu}",
-		v->schedule.lookahead, U(v->schedule.h2d_bytes), U(v->schedule.d2h_bytes));
+	fprintf(f,
+		", \"lookahead\": %u, \"mark_ends\": %s, \"h2d_bytes\": %llu, \"d2h_bytes\": "
+		"%llu}",
+		v->schedule.lookahead, v->schedule.mark_ends ? "true" : "false",
+		U(v->schedule.h2d_bytes), U(v->schedule.d2h_bytes));
 }
 
 static void json_run(FILE *f, const struct trace_report *tr, const struct policy_run *pr)

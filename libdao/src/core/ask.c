@@ -272,15 +272,28 @@ bool ask_clean(struct clean_turn *t, const struct rec *r)
 	return t->d->policy.ops->clean(t->d->policy.state, &t->c);
 }
 
+/* The seq of the first mark queued after `mark` (0: none): one walk of
+ * the queue per mark, and only for a policy that hears of marks. */
+static uint64_t next_mark_seq(const struct op *mark)
+{
+	for (const struct op *op = mark->next; op; op = op->next)
+		if (op->kind == OP_ITER)
+			return op->seq;
+	return 0;
+}
+
 void ask_iteration(struct device *d, const struct op *mark)
 {
-	const struct policy_mark m = {
+	struct policy_mark m = {
 		.seq = mark->seq,
 		.iteration = d->res.iter_no,
 		.prev_len = d->res.prev_iter_len,
 	};
 
-	if (d->policy.ops->iteration && d->policy.ops->iteration(d->policy.state, &m) == POLICY_RERANK)
+	if (!d->policy.ops->iteration)
+		return;
+	m.next_seq = next_mark_seq(mark);
+	if (d->policy.ops->iteration(d->policy.state, &m) == POLICY_RERANK)
 		victim_rerank(d);
 }
 

@@ -11,7 +11,10 @@
  * (plan_build.c: every buffer's uses across the iteration) within a CPU
  * time limit, off the executor's path (at the mark itself on a modeled
  * device, and on a deterministic one, whose decisions must not depend on
- * when a thread finishes). From the next mark the newest plan
+ * when a thread finishes). There, an iteration queued whole when its mark
+ * is reached (the next mark is queued: a window longer than the
+ * iteration) is planned from its own ops instead, and followed at once.
+ * From the next mark the newest plan
  * built is followed (the one before it while a build is still running):
  * each op entering the access-pattern table is checked against it (the
  * same offset, kind, records, space and modes), and while
@@ -386,11 +389,39 @@ static void follow_from_mark(struct plan_state *s, struct plan *p)
 		check(s, &s->rec.ops[i], s->rec.uses + s->rec.ops[i].first);
 }
 
+/* The plan of the iteration that begins at mark m, from its own ops: it
+ * is queued whole (m->next_seq), and built at the mark (at_mark), so the
+ * rec holds it from its first op. NULL when the build failed (counted
+ * late: the last iteration's plan, if any, stays in force). */
+static struct plan *plan_queued_iteration(struct plan_state *s, const struct policy_mark *m)
+{
+	size_t n = first_after(&s->rec, m->next_seq);
+	struct plan *p = NULL;
+	dao_status st = plan_build(&s->rec, n, m->seq, m->next_seq - m->seq, s->mark_max_id,
+				   PLAN_CPU_LIMIT_S, &p);
+
+	if (st == DAO_OK && (st = plan_build_evictions(p, s->budget)) != DAO_OK) {
+		plan_free(p);
+		p = NULL;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (st == DAO_OK)
+		s->built++;
+	else
+		s->late++;
+	pthread_mutex_unlock(&s->lock);
+	return p;
+}
+
 static enum policy_after plan_iteration(void *state, const struct policy_mark *m)
 {
 	struct plan_state *s = state;
 	enum policy_after after = POLICY_CONTINUE;
 	bool followed = false;
+	/* The iteration beginning here is queued whole, and a plan built here
+	 * costs the device no time: plan it from its own ops, not the last
+	 * iteration's (which is then not built at all). */
+	bool queued_whole = s->recording && s->at_mark && m->next_seq > m->seq;
 	size_t k;
 	uint64_t max_before;
 	struct plan *p;
@@ -416,7 +447,7 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 		/* What came before the first mark is no iteration; an iteration
 		 * that followed its plan to the end would build the same plan
 		 * again (the same ops, uses and buffers), so it is not built. */
-		if (s->have_mark && !followed)
+		if (s->have_mark && !followed && !queued_whole)
 			hand_off(s, m, k);
 		else
 			drop_front(s, k);
@@ -435,6 +466,14 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 	if (followed && p) {
 		plan_free(p);
 		p = NULL;
+	}
+	if (queued_whole) {
+		struct plan *q = plan_queued_iteration(s, m);
+
+		if (q) {
+			plan_free(p);
+			p = q;
+		}
 	}
 	/* The newest plan built, else the one followed so far: a build slower
 	 * than an iteration leaves the last plan in force. */

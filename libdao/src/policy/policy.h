@@ -208,6 +208,9 @@ struct policy_mark {
 	uint64_t seq;       /* the mark's */
 	uint64_t iteration; /* iterations begun so far */
 	uint64_t prev_len;  /* seqs the iteration that just ended spans (0: none yet) */
+	/* The next mark's seq when it is queued already, so that the
+	 * iteration beginning here is queued whole (0: it is not). */
+	uint64_t next_seq;
 };
 
 /* An op entering the access-pattern table: a kernel or a host access. */

@@ -39,6 +39,7 @@ enum bound_side { BOUND_LOWER, BOUND_UPPER };
 struct bound_schedule {
 	dao_policy policy;
 	uint32_t lookahead;
+	bool mark_ends; /* replayed with iteration marks at the trace's ends (--mark-ends) */
 	uint64_t h2d_bytes, d2h_bytes;
 };
 

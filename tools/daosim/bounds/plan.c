@@ -58,9 +58,10 @@ struct plan_search {
  * for it: the CPU-time limit is reached, or would be before a candidate
  * as long as the longest so far ended. */
 static int try_schedule(const struct bound_input *in, struct plan_search *q, dao_policy p,
-			uint32_t w, dao_status *st, char *err, size_t errlen)
+			uint32_t w, bool mark_ends, dao_status *st, char *err, size_t errlen)
 {
-	struct replay_opts o = { .policy = p, .lookahead = w, .budget = in->budget };
+	struct replay_opts o = { .policy = p, .lookahead = w, .budget = in->budget,
+				 .mark_ends = mark_ends };
 	struct replay_result r;
 	double t0 = cpu_s();
 
@@ -78,6 +79,7 @@ static int try_schedule(const struct bound_input *in, struct plan_search *q, dao
 		q->best_schedule = (struct bound_schedule){
 			.policy = p,
 			.lookahead = w,
+			.mark_ends = mark_ends,
 			.h2d_bytes = r.stats.h2d_bytes,
 			.d2h_bytes = r.stats.d2h_bytes,
 		};
@@ -96,15 +98,23 @@ static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char
 
 	for (size_t w = 0; w < sizeof(plan_windows) / sizeof(plan_windows[0]); w++)
 		for (dao_policy p = 1; strcmp(dao_policy_name(p), "unknown"); p++) {
-			if (try_schedule(in, &q, p, plan_windows[w], &st, err, errlen))
+			if (try_schedule(in, &q, p, plan_windows[w], false, &st, err, errlen))
 				goto done;
 			if (st)
 				return st;
 		}
+	/* The plan policy with the trace's ends marked, at the whole window:
+	 * each iteration, and the whole of a trace without marks, is then
+	 * queued whole at its mark, and libdao plans it from its own ops. */
+	if (try_schedule(in, &q, DAO_POLICY_PLAN, PLAN_WINDOW_MAX, true, &st, err, errlen))
+		goto done;
+	if (st)
+		return st;
 	/* The second pass: the powers of two strictly between the two. */
 	for (uint32_t w = 2 * PLAN_WINDOW_MIN; q.best_schedule.policy && w < PLAN_WINDOW_MAX;
 	     w *= 2) {
-		if (try_schedule(in, &q, q.best_schedule.policy, w, &st, err, errlen))
+		if (try_schedule(in, &q, q.best_schedule.policy, w, q.best_schedule.mark_ends, &st,
+				 err, errlen))
 			goto done;
 		if (st)
 			return st;
