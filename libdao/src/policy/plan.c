@@ -25,8 +25,12 @@
  * dirty record is cleaned ahead where the plan's replay of the iteration
  * on a device of the budget's size evicts it before its next use, and
  * only there (plan_says, plan_evict.c), as far ahead as the h2d engine's
- * queue allows. Everything else (dirty data apart, prefetch, fetch room,
- * cleaning ahead of a record the plan cannot judge) is dao's.
+ * queue allows. Where the plan's replay kept the order clean first (its
+ * busier copy engine less busy so), a dirty record is evicted only when
+ * no clean one is left, and no record the plan cannot judge is cleaned
+ * ahead. Everything else (dirty data apart, prefetch, fetch room,
+ * cleaning ahead of a record the plan cannot judge in dao's order) is
+ * dao's.
  *
  * The plan is never waited for: until one is built the policy is dao, and
  * it is dao again from the first op that departs from the plan to the next
@@ -73,6 +77,7 @@ struct plan_state {
 	struct plan_map fresh;    /* those records -> buffer */
 	struct plan_counts counts;
 	uint64_t budget;          /* the device's; set at create, read by the planner too */
+	double h2d_bytes_per_s, d2h_bytes_per_s; /* its copy engines', likewise */
 
 	/* The planner's side, under lock. */
 	pthread_mutex_t lock;
@@ -102,7 +107,8 @@ static void build_job(struct plan_state *s)
 	s->job_pending = false;
 	pthread_mutex_unlock(&s->lock);
 	st = plan_build(&job, nops, start, len, max_id, PLAN_CPU_LIMIT_S, &p);
-	if (st == DAO_OK && (st = plan_build_evictions(p, s->budget)) != DAO_OK) {
+	if (st == DAO_OK && (st = plan_choose_evictions(p, s->budget, s->h2d_bytes_per_s,
+							s->d2h_bytes_per_s)) != DAO_OK) {
 		plan_free(p);
 		p = NULL;
 	}
@@ -145,6 +151,8 @@ static dao_status plan_create(const struct policy_device *dev, void **state)
 	s->max_id = dev->ids_before ? dev->ids_before - 1 : 0;
 	s->seq_start = dev->seq_start;
 	s->budget = dev->budget;
+	s->h2d_bytes_per_s = dev->h2d_bytes_per_s;
+	s->d2h_bytes_per_s = dev->d2h_bytes_per_s;
 	s->at_mark = dev->modeled || dev->deterministic;
 	if (pthread_mutex_init(&s->lock, NULL)) {
 		free(s);
@@ -400,7 +408,8 @@ static struct plan *plan_queued_iteration(struct plan_state *s, const struct pol
 	dao_status st = plan_build(&s->rec, n, m->seq, m->next_seq - m->seq, s->mark_max_id,
 				   PLAN_CPU_LIMIT_S, &p);
 
-	if (st == DAO_OK && (st = plan_build_evictions(p, s->budget)) != DAO_OK) {
+	if (st == DAO_OK && (st = plan_choose_evictions(p, s->budget, s->h2d_bytes_per_s,
+							s->d2h_bytes_per_s)) != DAO_OK) {
 		plan_free(p);
 		p = NULL;
 	}
@@ -540,11 +549,18 @@ static void plan_summary(void *state, char *buf, size_t len)
 		 c.built, c.late, c.followed, c.departures);
 }
 
-/* The rest is dao's (its state is none). */
+/* The plan's order where its replay chose clean first (a dirty record
+ * only when no clean one is left), else dao's. */
 static bool plan_pick_apart(void *state, uint64_t apart_key, uint64_t key, uint64_t now)
 {
+	const struct plan_state *s = state;
+
+	if (s->follow && !s->departed && s->follow->clean_first)
+		return false;
 	return policy_dao.pick_apart(NULL, apart_key, key, now);
 }
+
+/* The rest is dao's (its state is none). */
 
 static bool plan_fetch_now(void *state, const struct policy_fetch *f)
 {
@@ -605,6 +621,8 @@ static enum plan_says plan_says(const struct plan_state *s, const struct policy_
  */
 static bool plan_clean(void *state, struct policy_clean *c)
 {
+	const struct plan_state *s = state;
+
 	switch (plan_says(state, c)) {
 	case PLAN_LEAVES:
 		return policy_clean_in_time(c, c->fetch_queue_ns);
@@ -613,6 +631,9 @@ static bool plan_clean(void *state, struct policy_clean *c)
 	case PLAN_SILENT:
 		break;
 	}
+	/* dao's rule, that some record leaves, assumes dao's order. */
+	if (s->follow && !s->departed && s->follow->clean_first)
+		return false;
 	return policy_dao.clean(NULL, c);
 }
 

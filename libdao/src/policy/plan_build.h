@@ -83,6 +83,10 @@ struct plan {
 	 * every next use known, evicts the buffer after this use and before
 	 * its next (plan_evict.h; NULL until it has run). */
 	uint8_t *evicted;
+	/* The replay's order passes over a buffer whose eviction needs a
+	 * write-back while a clean one can make room (plan_choose_evictions:
+	 * that order kept the busier copy engine less busy). */
+	bool clean_first;
 };
 
 /*

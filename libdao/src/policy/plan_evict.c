@@ -17,6 +17,13 @@
  * marked, and the third closes the gaps that run from the second into
  * the next iteration. O(uses log uses) per pass; the heaps hold at most
  * twice the buffers (outdated entries are dropped when they reach that).
+ *
+ * Two orders: dao's, and clean first (a buffer whose eviction needs a
+ * write-back only when no clean one is left). Where the budget lets every
+ * dirty buffer stay until its data is dead, clean first writes nothing
+ * back and fetches a little more; elsewhere it fetches much more. The
+ * plan keeps the order whose busier copy engine, by the bytes the marked
+ * pass moves each way, works for less (plan_choose_evictions).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +59,9 @@ struct ev_buf {
 
 struct ev_replay {
 	struct plan *p;
+	uint8_t *evicted;   /* per use in use_off order: marked where it leaves */
+	bool clean_first;   /* the order: a dirty buffer only when no clean one is left */
+	uint64_t h2d, d2h;  /* bytes fetched and written back in the marked pass */
 	struct ev_buf *buf;
 	uint32_t *use_op;   /* per use in use_off order: its op's index */
 	uint8_t *use_mode;  /* per use in use_off order: its dao_mode */
@@ -173,16 +183,20 @@ static void make_room(struct ev_replay *e, uint64_t size, uint64_t now)
 		if (!c && !d)
 			return;
 		/* dao_pick_apart's rule: the dirty one only when it is used a
-		 * quarter farther ahead than the clean one. */
-		if (d && (!c || distance(d->key, now) / 5 > distance(c->key, now) / 4)) {
+		 * quarter farther ahead than the clean one; clean first: only
+		 * when no clean one is left. */
+		if (d && (!c || (!e->clean_first &&
+				 distance(d->key, now) / 5 > distance(c->key, now) / 4))) {
 			x = &e->buf[d->b];
 			heap_pop(&e->dirty);
+			if (x->gap_pass == MARKED_PASS)
+				e->d2h += x->size;
 		} else {
 			x = &e->buf[c->b];
 			heap_pop(&e->clean);
 		}
 		if (x->gap_pass == MARKED_PASS)
-			e->p->evicted[x->gap] = 1;
+			e->evicted[x->gap] = 1;
 		leave(e, x);
 	}
 }
@@ -229,6 +243,8 @@ static bool replay_op(struct ev_replay *e, size_t i, size_t pass)
 			if (x->resident)
 				continue;
 			make_room(e, x->size, now);
+			if (pass == MARKED_PASS && (p->mode[j] & DAO_R))
+				e->h2d += x->size;
 			x->resident = 1;
 			x->dirty = 0;
 			e->used += x->size;
@@ -249,21 +265,24 @@ static bool replay_op(struct ev_replay *e, size_t i, size_t pass)
 	return true;
 }
 
-dao_status plan_build_evictions(struct plan *p, uint64_t budget)
+/* One replay in the given order into a new evicted array (*out; NULL on
+ * DAO_ERR_NOMEM), with the bytes each copy engine moves in the marked
+ * pass. */
+static dao_status replay_order(struct plan *p, uint64_t budget, bool clean_first,
+			       uint8_t **out, uint64_t *h2d, uint64_t *d2h)
 {
-	struct ev_replay e = { .p = p, .budget = budget };
+	struct ev_replay e = { .p = p, .budget = budget, .clean_first = clean_first };
 	size_t nuses = p->nuses ? p->nuses : 1;
-	uint8_t *evicted = calloc(nuses, 1);
 	uint32_t *fill = NULL;
 	dao_status st = DAO_ERR_NOMEM;
 
-	p->evicted = evicted; /* the replay marks it as it goes */
+	e.evicted = calloc(nuses, 1);
 	e.buf = calloc(p->nbufs ? p->nbufs : 1, sizeof(*e.buf));
 	e.use_op = malloc(nuses * sizeof(*e.use_op));
 	e.use_mode = malloc(nuses);
 	e.use_at = malloc(nuses * sizeof(*e.use_at));
 	fill = malloc((p->nbufs + 1) * sizeof(*fill));
-	if (!p->evicted || !e.buf || !e.use_op || !e.use_mode || !e.use_at || !fill)
+	if (!e.evicted || !e.buf || !e.use_op || !e.use_mode || !e.use_at || !fill)
 		goto out;
 	memcpy(fill, p->use_start, (p->nbufs + 1) * sizeof(*fill));
 	for (size_t i = 0; i < p->nops; i++)
@@ -283,11 +302,14 @@ dao_status plan_build_evictions(struct plan *p, uint64_t budget)
 			if (!replay_op(&e, i, pass))
 				goto out;
 	st = DAO_OK;
+	*h2d = e.h2d;
+	*d2h = e.d2h;
 out:
 	if (st) {
-		free(evicted);
-		p->evicted = NULL;
+		free(e.evicted);
+		e.evicted = NULL;
 	}
+	*out = e.evicted;
 	free(fill);
 	free(e.buf);
 	free(e.use_op);
@@ -296,6 +318,42 @@ out:
 	free(e.clean.v);
 	free(e.dirty.v);
 	return st;
+}
+
+dao_status plan_build_evictions(struct plan *p, uint64_t budget)
+{
+	uint64_t h2d, d2h;
+	dao_status st = replay_order(p, budget, false, &p->evicted, &h2d, &d2h);
+
+	p->clean_first = false;
+	return st;
+}
+
+dao_status plan_choose_evictions(struct plan *p, uint64_t budget, double h2d_bytes_per_s,
+				 double d2h_bytes_per_s)
+{
+	uint64_t h2d[2], d2h[2];
+	uint8_t *ev[2] = { NULL, NULL };
+	double busy[2];
+	dao_status st = DAO_OK;
+
+	for (int o = 0; o < 2 && st == DAO_OK; o++) {
+		st = replay_order(p, budget, o == 1, &ev[o], &h2d[o], &d2h[o]);
+		if (st == DAO_OK) {
+			double a = (double)h2d[o] / h2d_bytes_per_s, b = (double)d2h[o] / d2h_bytes_per_s;
+
+			busy[o] = a > b ? a : b;
+		}
+	}
+	if (st != DAO_OK) {
+		free(ev[0]);
+		free(ev[1]);
+		return st;
+	}
+	p->clean_first = busy[1] < busy[0];
+	p->evicted = ev[p->clean_first];
+	free(ev[!p->clean_first]);
+	return DAO_OK;
 }
 
 bool plan_evicted(const struct plan *p, uint32_t b, uint64_t next_off)

@@ -10,9 +10,19 @@
 
 #include "policy/plan_build.h"
 
-/* Fill p->evicted for a device of `budget` bytes; DAO_ERR_NOMEM (p
- * unchanged). O(uses log uses). */
+/* Fill p->evicted for a device of `budget` bytes in dao's order (a dirty
+ * buffer when it is used a quarter farther ahead than the clean one);
+ * DAO_ERR_NOMEM (p unchanged). O(uses log uses). */
 dao_status plan_build_evictions(struct plan *p, uint64_t budget);
+
+/* Replay in dao's order and in the order that passes over dirty buffers
+ * while a clean one can make room (clean first), and keep the one whose
+ * busier copy engine (the bytes each moves in the marked pass over its
+ * rate, in bytes per second) is busy for less, dao's on a tie
+ * (p->clean_first says which); DAO_ERR_NOMEM (p unchanged). Twice
+ * plan_build_evictions. */
+dao_status plan_choose_evictions(struct plan *p, uint64_t budget, double h2d_bytes_per_s,
+				 double d2h_bytes_per_s);
 
 /* Whether the replay evicts buffer b in the gap that ends at its use of
  * offset next_off (>= len: its first use in the next iteration, at
