@@ -6,10 +6,12 @@
  * followed in the next iteration, a record keyed by the plan's next use
  * where the window holds none, the counts, and each kind of departure
  * (another size, another buffer, an op more) falling back to dao's keys
- * at once, with a re-rank only where plan keys were given; and cleaning
- * ahead where the plan, not the window, shows the room a record must
- * leave. The property tests (test_property) run it on the host backend
- * against the plain interpreter.
+ * at once, with a re-rank only where plan keys were given; cleaning
+ * ahead where the plan's replay, not the window, says a record leaves;
+ * an iteration queued whole planned from its own ops at its mark; and
+ * the order of eviction the replay chose (clean first where write-backs
+ * are dear). The property tests (test_property) run it on the host
+ * backend against the plain interpreter.
  */
 #include <sched.h>
 #include <stdio.h>
