@@ -501,16 +501,31 @@ static enum policy_after plan_iteration(void *state, const struct policy_mark *m
 	return after;
 }
 
+/* The plan the job follows now: NULL before one, and from a departure to
+ * the next mark. */
+static const struct plan *in_force(const struct plan_state *s)
+{
+	return s->departed ? NULL : s->follow;
+}
+
+/* Whether the plan in force keeps the order clean first. */
+static bool clean_first(const struct plan_state *s)
+{
+	const struct plan *p = in_force(s);
+
+	return p && p->clean_first;
+}
+
 /* dao's key, or the plan's next use where the window holds none. */
 static struct policy_rank plan_rank(void *state, const struct policy_rec *r)
 {
 	struct plan_state *s = state;
 	struct policy_rank k = policy_dao.rank(NULL, r);
-	const struct plan *p = s->follow;
+	const struct plan *p = in_force(s);
 	uint64_t at, next;
 	uint32_t b;
 
-	if (!p || s->departed || (r->next_use != POLICY_USE_UNKNOWN && !r->predicted))
+	if (!p || (r->next_use != POLICY_USE_UNKNOWN && !r->predicted))
 		return k;
 	if (!plan_map_get(&p->persistent_ids, r->id, &b) && !plan_map_get(&s->fresh, r->id, &b))
 		return k;
@@ -553,9 +568,7 @@ static void plan_summary(void *state, char *buf, size_t len)
  * only when no clean one is left), else dao's. */
 static bool plan_pick_apart(void *state, uint64_t apart_key, uint64_t key, uint64_t now)
 {
-	const struct plan_state *s = state;
-
-	if (s->follow && !s->departed && s->follow->clean_first)
+	if (clean_first(state))
 		return false;
 	return policy_dao.pick_apart(NULL, apart_key, key, now);
 }
@@ -572,9 +585,6 @@ static uint64_t plan_fetch_room(void *state, struct policy_fetch_room *q)
 	return policy_dao.fetch_room(NULL, q);
 }
 
-/* What the plan says of a candidate for cleaning ahead. */
-enum plan_says { PLAN_SILENT, PLAN_STAYS, PLAN_LEAVES };
-
 /*
  * Whether the plan's replay of the iteration (plan_evict.c) evicts the
  * candidate in the gap that ends at its next use (a next use in the next
@@ -588,21 +598,18 @@ enum plan_says { PLAN_SILENT, PLAN_STAYS, PLAN_LEAVES };
  * plan's at libdao's window (daosim.md, "The iteration planned from its
  * own ops").
  */
-static enum plan_says plan_says(const struct plan_state *s, const struct policy_clean *c)
+static enum plan_gap plan_says(const struct plan_state *s, const struct policy_clean *c)
 {
-	const struct plan *p = s->follow;
-	uint64_t off;
+	const struct plan *p = in_force(s);
 	uint32_t b;
 
-	if (!p || s->departed || c->key >= POLICY_KEY_UNKNOWN || c->key <= s->mark_seq)
-		return PLAN_SILENT;
+	if (!p || c->key >= POLICY_KEY_UNKNOWN || c->key <= s->mark_seq)
+		return PLAN_GAP_NONE;
 	if (!plan_map_get(&p->persistent_ids, c->id, &b) && !plan_map_get(&s->fresh, c->id, &b))
-		return PLAN_SILENT;
-	off = c->key - s->mark_seq;
-	if (off < p->len ? plan_next_use(p, b, off - 1) != off
-			 : !p->persistent[b] || plan_next_use(p, b, 0) != off - p->len)
-		return PLAN_SILENT; /* not a use of the record's: a guess the plan cannot judge */
-	return plan_evicted(p, b, off) ? PLAN_LEAVES : PLAN_STAYS;
+		return PLAN_GAP_NONE;
+	/* A key that is no use of the record's in the plan is a guess the
+	 * plan cannot judge (PLAN_GAP_NONE). */
+	return plan_gap(p, b, c->key - s->mark_seq);
 }
 
 /*
@@ -621,18 +628,16 @@ static enum plan_says plan_says(const struct plan_state *s, const struct policy_
  */
 static bool plan_clean(void *state, struct policy_clean *c)
 {
-	const struct plan_state *s = state;
-
 	switch (plan_says(state, c)) {
-	case PLAN_LEAVES:
+	case PLAN_GAP_LEAVES:
 		return policy_clean_in_time(c, c->fetch_queue_ns);
-	case PLAN_STAYS:
+	case PLAN_GAP_STAYS:
 		return false;
-	case PLAN_SILENT:
+	case PLAN_GAP_NONE:
 		break;
 	}
 	/* dao's rule, that some record leaves, assumes dao's order. */
-	if (s->follow && !s->departed && s->follow->clean_first)
+	if (clean_first(state))
 		return false;
 	return policy_dao.clean(NULL, c);
 }

@@ -356,22 +356,33 @@ dao_status plan_choose_evictions(struct plan *p, uint64_t budget, double h2d_byt
 	return DAO_OK;
 }
 
-bool plan_evicted(const struct plan *p, uint32_t b, uint64_t next_off)
+static enum plan_gap gap_of(bool evicted)
+{
+	return evicted ? PLAN_GAP_LEAVES : PLAN_GAP_STAYS;
+}
+
+enum plan_gap plan_gap(const struct plan *p, uint32_t b, uint64_t next_off)
 {
 	uint32_t first = p->use_start[b], end = p->use_start[b + 1], k;
 
 	if (first == end || !p->evicted || !next_off)
-		return false;
+		return PLAN_GAP_NONE;
 	if (next_off >= p->len) {
 		/* Into the next iteration: its first use there, from its last
 		 * use here. */
-		return p->persistent[b] && p->use_off[first] == next_off - p->len &&
-		       p->evicted[end - 1];
+		if (!p->persistent[b] || p->use_off[first] != next_off - p->len)
+			return PLAN_GAP_NONE;
+		return gap_of(p->evicted[end - 1]);
 	}
 	k = plan_use_after(p, b, next_off - 1);
 	if (k == end || p->use_off[k] != next_off)
-		return false;
+		return PLAN_GAP_NONE;
 	if (k == first) /* from the last iteration's last use */
-		return p->persistent[b] && p->evicted[end - 1];
-	return p->evicted[k - 1];
+		return gap_of(p->persistent[b] && p->evicted[end - 1]);
+	return gap_of(p->evicted[k - 1]);
+}
+
+bool plan_evicted(const struct plan *p, uint32_t b, uint64_t next_off)
+{
+	return plan_gap(p, b, next_off) == PLAN_GAP_LEAVES;
 }

@@ -24,10 +24,14 @@ dao_status plan_build_evictions(struct plan *p, uint64_t budget);
 dao_status plan_choose_evictions(struct plan *p, uint64_t budget, double h2d_bytes_per_s,
 				 double d2h_bytes_per_s);
 
-/* Whether the replay evicts buffer b in the gap that ends at its use of
+/* What the replay did with buffer b in the gap that ends at its use of
  * offset next_off (>= len: its first use in the next iteration, at
- * next_off - len). False when b has no use there, or before the replay
- * has run. */
+ * next_off - len): PLAN_GAP_NONE when b has no use there (the plan
+ * cannot judge that gap), or before the replay has run. */
+enum plan_gap { PLAN_GAP_NONE, PLAN_GAP_STAYS, PLAN_GAP_LEAVES };
+enum plan_gap plan_gap(const struct plan *p, uint32_t b, uint64_t next_off);
+
+/* Whether the replay evicts b in that gap (plan_gap's PLAN_GAP_LEAVES). */
 bool plan_evicted(const struct plan *p, uint32_t b, uint64_t next_off);
 
 #endif /* DAO_POLICY_PLAN_EVICT_H */
