@@ -111,7 +111,7 @@ ok $? "table: the planned schedule's line, which schedule it is, and the time/pl
 # The schedule it names is one daosim runs: that policy at that window
 # takes the plan's time and moves its bytes, and every policy's bytes over
 # the plan's agree with its own bytes.
-sched=$(perl -MJSON::PP -e 'local $/; my $s = decode_json(<STDIN>)->{traces}[0]{plan_schedule}; print "--policy $s->{policy} --lookahead $s->{lookahead}", $s->{mark_ends} ? " --mark-ends" : ""' <"$tmp/j.json")
+sched=$(perl -MJSON::PP -e 'local $/; my $s = decode_json(<STDIN>)->{traces}[0]{plan_schedule}; print "--policy $s->{policy} --lookahead $s->{lookahead}", $s->{one_iteration} ? " --one-iteration" : $s->{mark_ends} ? " --mark-ends" : ""' <"$tmp/j.json")
 # shellcheck disable=SC2086 # the options, split
 "$bin" $sched --budget 2M --plan-limit 0 --json "$tmp/small.trace" >"$tmp/ps.json" 2>"$tmp/err"
 [ $? = 0 ] && [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $r = $k->{traces}[0]{policies}[0]; my $s = $t->{plan_schedule}; my $sb = $s->{h2d_bytes} + $s->{d2h_bytes}; $r->{modeled_ns} == $t->{plan_ns} && $r->{h2d_bytes} == $s->{h2d_bytes} && $r->{d2h_bytes} == $s->{d2h_bytes} && $sb > 0 && !grep { abs($_->{bytes_ratio_to_plan} - ($_->{h2d_bytes} + $_->{d2h_bytes}) / $sb) > 1e-6 } @{$t->{policies}}' "$tmp/ps.json")" = 1 ]
@@ -128,7 +128,7 @@ ok $? "JSON: without the time-indexed bound it is null and the larger bound is t
 # The fields others read, in the order Documentation/daosim.md ("Output")
 # lists them: the table of bounds (tools/daosim/bounds/) adds fields only.
 keys() { perl -ne 'print join(" ", /"(\w+)":/g), "\n"' "$1" | sed -n "$2p"; }
-[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns segment_lp_bound_ns largest_time_bound_ns plan_ns plan_schedule policy lookahead mark_ends h2d_bytes d2h_bytes" ]
+[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns segment_lp_bound_ns largest_time_bound_ns plan_ns plan_schedule policy lookahead mark_ends one_iteration h2d_bytes d2h_bytes" ]
 ok $? "JSON: the trace's fields, in their documented order"
 [ "$(keys "$tmp/j.json" 5)" = "policy h2d_bytes d2h_bytes fetches prefetches writebacks evictions drops stalls kernels peak_device_bytes compute_ns modeled_ns stall_ns h2d_busy_ns d2h_busy_ns h2d_ratio_to_lp d2h_ratio_to_lp time_ratio_to_bound time_ratio_to_time_indexed_bound time_ratio_to_max_bound time_ratio_to_segment_cut time_ratio_to_largest_bound time_ratio_to_plan bytes_ratio_to_plan" ]
 ok $? "JSON: a policy's fields, in their documented order"
@@ -228,13 +228,39 @@ ok $? "dao stalls less than belady on the compute-bound Cholesky"
 	"$bin" --policy plan --budget 25% --time-bound-limit 0 --plan-limit 0 --json "$chol" \
 		>"$tmp/cn.json" 2>>"$tmp/err"
 ok $? "replays the Cholesky under plan with and without --mark-ends"
-json_ok "$tmp/chol.json" 'my $t = $j->{traces}[0]; my $s = $t->{plan_schedule}; $s->{policy} eq "plan" && $s->{lookahead} == 65536 && $s->{mark_ends} && $k->{traces}[0]{policies}[0]{modeled_ns} == $t->{plan_ns} && $k->{traces}[0]{policies}[0]{d2h_bytes} == $s->{d2h_bytes}' "$tmp/cm.json"
+json_ok "$tmp/chol.json" 'my $t = $j->{traces}[0]; my $s = $t->{plan_schedule}; $s->{policy} eq "plan" && $s->{lookahead} == 65536 && $s->{mark_ends} && !$s->{one_iteration} && $k->{traces}[0]{policies}[0]{modeled_ns} == $t->{plan_ns} && $k->{traces}[0]{policies}[0]{d2h_bytes} == $s->{d2h_bytes}' "$tmp/cm.json"
 ok $? "the Cholesky's plan at 25%: plan with the trace's ends marked, which --mark-ends replays"
 json_ok "$tmp/cm.json" 'my ($m, $n) = ($j->{traces}[0]{policies}[0], $k->{traces}[0]{policies}[0]); $m->{modeled_ns} < $n->{modeled_ns} && $m->{d2h_bytes} < $n->{d2h_bytes}' "$tmp/cn.json"
 ok $? "the marks make it faster, with fewer write-backs"
 "$bin" --policy dao --budget 25% --time-bound-limit 0 --segment-lp-limit 0 "$chol" >"$tmp/chol.table" 2>"$tmp/err" &&
 	grep -q "^  planned schedule [0-9.]* ms (plan at a window of 65536 kernels, the trace's ends marked: h2d" "$tmp/chol.table"
 ok $? "table: the planned schedule's line says the trace's ends were marked"
+# The planner's candidate with the whole trace one iteration: resnet18-b4
+# marks its two steps, and --one-iteration replays it as if it had no
+# marks, its ends marked. The plan policy then plans both steps as one, and
+# judges the uses of the second step that the first step's plan cannot
+# (the first step allocates): that is the plan at 50%.
+res=$TRACES/resnet18-b4.trace
+grep -v '^i ' "$res" >"$tmp/res-nomarks.trace"
+"$bin" --policy plan --one-iteration --budget 50% --time-bound-limit 0 --plan-limit 0 --json "$res" \
+	>"$tmp/r1.json" 2>"$tmp/err" &&
+	"$bin" --policy plan --mark-ends --budget 50% --time-bound-limit 0 --plan-limit 0 --json \
+		"$tmp/res-nomarks.trace" >"$tmp/rn.json" 2>>"$tmp/err" &&
+	"$bin" --policy plan --mark-ends --budget 50% --time-bound-limit 0 --plan-limit 0 --json \
+		"$res" >"$tmp/re.json" 2>>"$tmp/err" &&
+	"$bin" --policy dao --budget 50% --time-bound-limit 0 --segment-lp-limit 0 --json "$res" \
+		>"$tmp/rp.json" 2>>"$tmp/err"
+ok $? "replays resnet18-b4 under plan with --one-iteration, and with --mark-ends with and without its marks"
+run_of='my $r = $_[0]{traces}[0]{policies}[0]; join " ", map { "$_=$r->{$_}" } sort grep { !ref $r->{$_} } keys %$r'
+json_ok "$tmp/r1.json" "sub run_of { $run_of } run_of(\$j) eq run_of(\$k)" "$tmp/rn.json"
+ok $? "--one-iteration: every figure as the trace without its marks, its ends marked"
+json_ok "$tmp/r1.json" "sub run_of { $run_of } run_of(\$j) ne run_of(\$k)" "$tmp/re.json"
+ok $? "--one-iteration: other figures than the trace's own marks with its ends marked"
+json_ok "$tmp/rp.json" 'my $t = $j->{traces}[0]; my $s = $t->{plan_schedule}; my $r = $k->{traces}[0]{policies}[0]; $s->{policy} eq "plan" && $s->{mark_ends} && $s->{one_iteration} && $r->{modeled_ns} == $t->{plan_ns} && $r->{h2d_bytes} == $s->{h2d_bytes} && $r->{d2h_bytes} == $s->{d2h_bytes}' "$tmp/r1.json"
+ok $? "resnet18-b4's plan at 50%: plan with the trace one iteration, which --one-iteration replays"
+"$bin" --policy dao --budget 50% --time-bound-limit 0 --segment-lp-limit 0 "$res" >"$tmp/res.table" 2>"$tmp/err" &&
+	grep -q "^  planned schedule [0-9.]* ms (plan at a window of 65536 kernels, the trace one iteration: h2d" "$tmp/res.table"
+ok $? "table: the planned schedule's line says the trace was one iteration"
 
 # --segments: the cut set of the segment-cut bound, each policy's time over
 # each segment. The segments tile the kernels, their costs add up to the

@@ -32,7 +32,7 @@ struct options {
 	int json;
 	const char *plot;
 	int segments; /* --segments */
-	bool mark_ends; /* --mark-ends */
+	enum replay_marks marks; /* --mark-ends, --one-iteration */
 	/* per row of bound_table with a limit_option: its CPU-time limit; 0:
 	 * not computed */
 	double limit_s[BOUND_TABLE_MAX];
@@ -45,7 +45,7 @@ static void usage(FILE *f)
 	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, "|", "|");
 	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s[,...]|all]\n", policies);
 	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
-	      "              [--segments] [--mark-ends] ",
+	      "              [--segments] [--mark-ends|--one-iteration] ",
 	      f);
 	for (size_t i = 0; i < bound_count; i++)
 		if (bound_table[i]->limit_option)
@@ -64,7 +64,9 @@ static void usage(FILE *f)
 	      "  --segments   the segment-cut bound's segments, and each policy's time\n"
 	      "               (and copy engines' busy time) over each of them\n"
 	      "  --mark-ends  replay as a job that marks an iteration at the trace's\n"
-	      "               start and end (the planner's candidate for plan)\n",
+	      "               start and end too (a candidate of the planner's)\n"
+	      "  --one-iteration  the same, the trace's own marks dropped: the whole\n"
+	      "               trace is one iteration (a candidate of the planner's)\n",
 	      f);
 	for (size_t i = 0; i < bound_count; i++) {
 		const struct bound *b = bound_table[i];
@@ -249,6 +251,7 @@ static const struct option own_options[] = {
 	{ "plot", required_argument, NULL, 'o' },
 	{ "segments", no_argument, NULL, 's' },
 	{ "mark-ends", no_argument, NULL, 'm' },
+	{ "one-iteration", no_argument, NULL, 'i' },
 };
 #define NOWN (sizeof(own_options) / sizeof(own_options[0]))
 
@@ -311,7 +314,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->segments = 1;
 			break;
 		case 'm':
-			o->mark_ends = true;
+			if (o->marks == REPLAY_MARKS_TRACE)
+				o->marks = REPLAY_MARKS_ENDS;
+			break;
+		case 'i':
+			o->marks = REPLAY_MARKS_ONE_ITERATION;
 			break;
 		case 'h':
 			usage(stdout);
@@ -442,7 +449,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 			.policy = policy,
 			.lookahead = o->lookahead,
 			.budget = tr->budget_bytes,
-			.mark_ends = o->mark_ends,
+			.marks = o->marks,
 		};
 
 		pr->policy = policy;

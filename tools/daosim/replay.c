@@ -52,13 +52,15 @@ static bool marked_before_kernels(const struct dao_trace *t, bool from_end)
 }
 
 static dao_status run(dao_ctx ctx, const struct dao_trace *t, const struct trace_profile *p,
-		      bool mark_ends, struct rbuf *bufs, dao_operand *ops, char *err,
+		      enum replay_marks marks, struct rbuf *bufs, dao_operand *ops, char *err,
 		      size_t errlen)
 {
+	bool one = marks == REPLAY_MARKS_ONE_ITERATION;
+	bool ends = marks != REPLAY_MARKS_TRACE;
 	size_t k = 0;
 	dao_status st;
 
-	if (mark_ends && !marked_before_kernels(t, false) && (st = mark(ctx, err, errlen)))
+	if (ends && (one || !marked_before_kernels(t, false)) && (st = mark(ctx, err, errlen)))
 		return st;
 	for (size_t e = 0; e < t->nevents; e++) {
 		const struct dao_trace_event *ev = &t->events[e];
@@ -67,6 +69,8 @@ static dao_status run(dao_ctx ctx, const struct dao_trace *t, const struct trace
 
 		switch (ev->type) {
 		case DAO_TRACE_ITERATION:
+			if (one)
+				continue;
 			st = mark(ctx, err, errlen);
 			if (st)
 				return st;
@@ -122,7 +126,7 @@ static dao_status run(dao_ctx ctx, const struct dao_trace *t, const struct trace
 		}
 		k++;
 	}
-	if (mark_ends && !marked_before_kernels(t, true) && (st = mark(ctx, err, errlen)))
+	if (ends && (one || !marked_before_kernels(t, true)) && (st = mark(ctx, err, errlen)))
 		return st;
 	/* Buffers freed by the trace before any use were never created;
 	 * anything else still held goes now. */
@@ -190,7 +194,7 @@ dao_status replay_on_backend(const struct dao_trace *t, const struct trace_profi
 		snprintf(out->err, sizeof(out->err), "dao_open_on_backend: %s", dao_strerror(st));
 		goto done;
 	}
-	st = run(ctx, t, p, o->mark_ends, bufs, ops, out->err, sizeof(out->err));
+	st = run(ctx, t, p, o->marks, bufs, ops, out->err, sizeof(out->err));
 	if (st == DAO_OK)
 		st = dao_stats_get(ctx, &out->stats);
 	if (st == DAO_OK && is_sim) {

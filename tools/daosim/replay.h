@@ -14,15 +14,24 @@
 #include "dao_sim.h"
 #include "dao_trace.h"
 
+/* Where the replay marks an iteration (dao_iteration). */
+enum replay_marks {
+	REPLAY_MARKS_TRACE, /* where the trace has its 'i' records */
+	/* There, and at the trace's start and end unless a mark is there
+	 * already: the trace's last iteration, or the whole of a trace
+	 * without marks, then ends at a mark too (--mark-ends). */
+	REPLAY_MARKS_ENDS,
+	/* At the trace's start and end only, its own marks dropped: the
+	 * whole trace is one iteration, which a policy that plans an
+	 * iteration plans whole, with every use known (--one-iteration). */
+	REPLAY_MARKS_ONE_ITERATION,
+};
+
 struct replay_opts {
 	dao_policy policy;
 	uint32_t lookahead; /* 0: libdao's default */
 	uint64_t budget;
-	/* Replay as a job that marks an iteration (dao_iteration) at the
-	 * trace's start and at its end, unless a mark is there already: the
-	 * trace's last iteration, or the whole of a trace without marks, then
-	 * ends at a mark too (Documentation/daosim.md, --mark-ends). */
-	bool mark_ends;
+	enum replay_marks marks;
 };
 
 struct replay_result {

@@ -83,6 +83,13 @@ static void pick_unit(uint64_t peak, double *div, const char **name)
 
 /* The bounds' lines: each row that opens a line starts one, the others
  * follow on it; a row not known ends its line ("not computed"). */
+/* How a planned schedule's replay marked iterations, after its window. */
+static const char *const schedule_marks_text[] = {
+	[REPLAY_MARKS_TRACE] = "",
+	[REPLAY_MARKS_ENDS] = ", the trace's ends marked",
+	[REPLAY_MARKS_ONE_ITERATION] = ", the trace one iteration",
+};
+
 static void text_bounds(FILE *f, const struct trace_report *tr, double u, const char *un)
 {
 	int skip = 0;
@@ -110,7 +117,7 @@ static void text_bounds(FILE *f, const struct trace_report *tr, double u, const 
 		if (v->known && b->json_schedule)
 			fprintf(f, " (%s at a window of %u kernels%s: h2d %.3f %s, d2h %.3f %s)",
 				dao_policy_name(v->schedule.policy), v->schedule.lookahead,
-				v->schedule.mark_ends ? ", the trace's ends marked" : "",
+				schedule_marks_text[v->schedule.marks],
 				v->schedule.h2d_bytes / u, un, v->schedule.d2h_bytes / u, un);
 	}
 	fputc('\n', f);
@@ -187,9 +194,10 @@ static void json_schedule(FILE *f, const char *key, const struct bound_value *v)
 	fputs("{\"policy\": ", f);
 	json_string(f, dao_policy_name(v->schedule.policy));
 	fprintf(f,
-		", \"lookahead\": %u, \"mark_ends\": %s, \"h2d_bytes\": %llu, \"d2h_bytes\": "
-		"%llu}",
-		v->schedule.lookahead, v->schedule.mark_ends ? "true" : "false",
+		", \"lookahead\": %u, \"mark_ends\": %s, \"one_iteration\": %s, \"h2d_bytes\": "
+		"%llu, \"d2h_bytes\": %llu}",
+		v->schedule.lookahead, v->schedule.marks != REPLAY_MARKS_TRACE ? "true" : "false",
+		v->schedule.marks == REPLAY_MARKS_ONE_ITERATION ? "true" : "false",
 		U(v->schedule.h2d_bytes), U(v->schedule.d2h_bytes));
 }
 

@@ -23,6 +23,7 @@
 #include "dao_sim.h"
 #include "dao_trace.h"
 #include "../profile.h"
+#include "../replay.h"
 
 /* What a bound is a bound on, and so what each policy is compared with. */
 enum bound_of {
@@ -34,12 +35,12 @@ enum bound_of {
 enum bound_side { BOUND_LOWER, BOUND_UPPER };
 
 /* Which schedule an upper bound's figure is, so that a reader can run it
- * again (daosim --policy P --lookahead W) and see its bytes beside its
+ * again (daosim --policy P --lookahead W [--mark-ends|--one-iteration]) and see its bytes beside its
  * time. */
 struct bound_schedule {
 	dao_policy policy;
 	uint32_t lookahead;
-	bool mark_ends; /* replayed with iteration marks at the trace's ends (--mark-ends) */
+	enum replay_marks marks; /* where the replay marks iterations (--mark-ends, --one-iteration) */
 	uint64_t h2d_bytes, d2h_bytes;
 };
 

@@ -8,8 +8,11 @@
  * until dao_policy_name says "unknown", so a policy added to libdao is a
  * candidate without a change here), with each of two windows, replays the
  * trace on the same device model as daosim's runs, and the fastest
- * schedule is kept. Then the policy of the fastest schedule runs again
- * with every window between the two that is a power of two: a window
+ * schedule is kept. The plan policy runs twice more at the whole window,
+ * with iterations marked at the trace's ends and with the whole trace one
+ * iteration (replay.h, enum replay_marks). Then the policy of the fastest
+ * schedule, its marks as they were, runs again with every window between
+ * the two that is a power of two: a window
  * decides how early a fetch may be issued and a victim chosen, and
  * neither end of the range is the faster one on every trace. Every
  * candidate is checked on its own timeline (plan_check.c) before it
@@ -19,7 +22,7 @@
  * end of a schedule that was replayed and checked, so no optimum is
  * slower; it is an upper bound whenever at least one candidate finished,
  * also when the CPU-time limit stopped the search early. Which candidate
- * it was (policy, window) and the bytes it moved are reported beside it,
+ * it was (policy, window, marks) and the bytes it moved are reported beside it,
  * for the plan policy's goal is the plan's bytes as well as its time.
  */
 #include <stdio.h>
@@ -58,10 +61,11 @@ struct plan_search {
  * for it: the CPU-time limit is reached, or would be before a candidate
  * as long as the longest so far ended. */
 static int try_schedule(const struct bound_input *in, struct plan_search *q, dao_policy p,
-			uint32_t w, bool mark_ends, dao_status *st, char *err, size_t errlen)
+			uint32_t w, enum replay_marks marks, dao_status *st, char *err,
+			size_t errlen)
 {
 	struct replay_opts o = { .policy = p, .lookahead = w, .budget = in->budget,
-				 .mark_ends = mark_ends };
+				 .marks = marks };
 	struct replay_result r;
 	double t0 = cpu_s();
 
@@ -79,7 +83,7 @@ static int try_schedule(const struct bound_input *in, struct plan_search *q, dao
 		q->best_schedule = (struct bound_schedule){
 			.policy = p,
 			.lookahead = w,
-			.mark_ends = mark_ends,
+			.marks = marks,
 			.h2d_bytes = r.stats.h2d_bytes,
 			.d2h_bytes = r.stats.d2h_bytes,
 		};
@@ -90,6 +94,14 @@ static int try_schedule(const struct bound_input *in, struct plan_search *q, dao
 	return 0;
 }
 
+static bool has_marks(const struct dao_trace *t)
+{
+	for (size_t e = 0; e < t->nevents; e++)
+		if (t->events[e].type == DAO_TRACE_ITERATION)
+			return true;
+	return false;
+}
+
 static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char *err,
 			     size_t errlen)
 {
@@ -98,22 +110,31 @@ static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char
 
 	for (size_t w = 0; w < sizeof(plan_windows) / sizeof(plan_windows[0]); w++)
 		for (dao_policy p = 1; strcmp(dao_policy_name(p), "unknown"); p++) {
-			if (try_schedule(in, &q, p, plan_windows[w], false, &st, err, errlen))
+			if (try_schedule(in, &q, p, plan_windows[w], REPLAY_MARKS_TRACE, &st, err,
+					 errlen))
 				goto done;
 			if (st)
 				return st;
 		}
-	/* The plan policy with the trace's ends marked, at the whole window:
+	/* The plan policy at the whole window, with the trace's ends marked:
 	 * each iteration, and the whole of a trace without marks, is then
-	 * queued whole at its mark, and libdao plans it from its own ops. */
-	if (try_schedule(in, &q, DAO_POLICY_PLAN, PLAN_WINDOW_MAX, true, &st, err, errlen))
-		goto done;
-	if (st)
-		return st;
+	 * queued whole at its mark, and libdao plans it from its own ops.
+	 * Then with the whole trace one iteration: the plan then judges every
+	 * use, where an iteration's plan cannot judge a use in another
+	 * iteration that differs from it (the sweeps of a stencil that
+	 * alternate between arrays, a first step that allocates). */
+	for (enum replay_marks m = REPLAY_MARKS_ENDS; m <= REPLAY_MARKS_ONE_ITERATION; m++) {
+		if (m == REPLAY_MARKS_ONE_ITERATION && !has_marks(in->trace))
+			break; /* it is the trace with its ends marked */
+		if (try_schedule(in, &q, DAO_POLICY_PLAN, PLAN_WINDOW_MAX, m, &st, err, errlen))
+			goto done;
+		if (st)
+			return st;
+	}
 	/* The second pass: the powers of two strictly between the two. */
 	for (uint32_t w = 2 * PLAN_WINDOW_MIN; q.best_schedule.policy && w < PLAN_WINDOW_MAX;
 	     w *= 2) {
-		if (try_schedule(in, &q, q.best_schedule.policy, w, q.best_schedule.mark_ends, &st,
+		if (try_schedule(in, &q, q.best_schedule.policy, w, q.best_schedule.marks, &st,
 				 err, errlen))
 			goto done;
 		if (st)
