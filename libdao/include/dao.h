@@ -102,7 +102,19 @@ typedef enum dao_log_level {
  * waits (sync, read, write, close): transfer decisions then depend on the
  * program alone, not on thread timing. */
 #define DAO_CONFIG_DETERMINISTIC (1u << 1)
-#define DAO_CONFIG_FLAGS_ALL (DAO_CONFIG_PRIVATE | DAO_CONFIG_DETERMINISTIC)
+/* The plan policy's order of eviction; unset, each plan's replay of its
+ * iteration chooses. PLAN_DAO_ORDER: dao's (a dirty victim only when it
+ * is needed a quarter farther ahead than the best clean one; dirty data
+ * written back ahead by dao's rule where the plan cannot judge it).
+ * PLAN_CLEAN_FIRST: a dirty victim only when no clean one is left,
+ * written back ahead only where the plan evicts it. At most one of the
+ * two; other policies ignore them. */
+#define DAO_CONFIG_PLAN_DAO_ORDER (1u << 2)
+#define DAO_CONFIG_PLAN_CLEAN_FIRST (1u << 3)
+#define DAO_CONFIG_PLAN_ORDER (DAO_CONFIG_PLAN_DAO_ORDER | DAO_CONFIG_PLAN_CLEAN_FIRST)
+#define DAO_CONFIG_FLAGS_ALL                                                        \
+	(DAO_CONFIG_PRIVATE | DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PLAN_DAO_ORDER | \
+	 DAO_CONFIG_PLAN_CLEAN_FIRST)
 
 /*
  * Context configuration. Initialise with dao_config_init(); a field left at
@@ -184,7 +196,8 @@ typedef struct dao_buf {
  * Without DAO_CONFIG_PRIVATE the context joins the process's device for its
  * backend when one is open: settings its config leaves unset come from the
  * device, settings it gives explicitly (budget after rounding, policy,
- * lookahead, host budget, trace file, DAO_CONFIG_DETERMINISTIC) must match
+ * lookahead, host budget, trace file, DAO_CONFIG_DETERMINISTIC, the plan
+ * order) must match
  * the device's, else DAO_ERR_CONFLICT. At most 4095 contexts are open at
  * once; one more is DAO_ERR_LIMIT. The memory the first creates use is
  * taken and touched here, so that they do not wait for it: 2 MiB of handle

@@ -119,8 +119,11 @@ static void test_struct_errors(void)
 	cfg.size = sizeof(dao_config) + 8;
 	expect_config_error(&cfg, "size too large: CONFIG");
 
-	cfg = test_config(MiB, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE | (1u << 2));
-	expect_config_error(&cfg, "unknown flag bit 2: CONFIG");
+	cfg = test_config(MiB, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE | (1u << 4));
+	expect_config_error(&cfg, "unknown flag bit 4: CONFIG");
+	cfg = test_config(MiB, DAO_POLICY_PLAN, 8,
+			  DAO_CONFIG_PRIVATE | DAO_CONFIG_PLAN_DAO_ORDER | DAO_CONFIG_PLAN_CLEAN_FIRST);
+	expect_config_error(&cfg, "both plan orders at once: CONFIG");
 	cfg = test_config(MiB, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE | (1u << 31));
 	expect_config_error(&cfg, "unknown flag bit 31: CONFIG");
 	cfg = test_config(0, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE);
@@ -416,6 +419,29 @@ static void test_conflicts(void)
 	a = test_config(2 * MiB, DAO_POLICY_LRU, 8, 0);
 	TAP_IS_STATUS(dao_open(&a, &first), DAO_OK,
 		      "once all are closed, other settings are accepted");
+	b = test_config(0, DAO_POLICY_DEFAULT, 8, DAO_CONFIG_PLAN_CLEAN_FIRST);
+	TAP_IS_STATUS(dao_open(&b, &third), DAO_ERR_CONFLICT,
+		      "a second that fixes the plan order where the device does not: CONFLICT");
+	TEST_TRY(dao_close(first, NULL));
+
+	a = test_config(2 * MiB, DAO_POLICY_PLAN, 8, DAO_CONFIG_PLAN_DAO_ORDER);
+	TAP_IS_STATUS(dao_open(&a, &first), DAO_OK, "a shared context with dao's plan order");
+	b = test_config(0, DAO_POLICY_DEFAULT, 8, DAO_CONFIG_PLAN_CLEAN_FIRST);
+	TAP_IS_STATUS(dao_open(&b, &third), DAO_ERR_CONFLICT,
+		      "a second asking for clean first: CONFLICT");
+	b = test_config(0, DAO_POLICY_DEFAULT, 8, DAO_CONFIG_PLAN_DAO_ORDER);
+	TAP_IS_STATUS(dao_open(&b, &second), DAO_OK, "a second asking for dao's order: OK");
+	b = test_config(0, DAO_POLICY_DEFAULT, 8, 0);
+	TAP_IS_STATUS(dao_open(&b, &third), DAO_OK, "a second leaving it unset: OK");
+	{
+		dao_info info;
+
+		TEST_TRY(dao_info_get(third, &info));
+		TAP_IS_U64(info.flags & DAO_CONFIG_PLAN_ORDER, DAO_CONFIG_PLAN_DAO_ORDER,
+			   "and its device's flags say dao's order");
+	}
+	TEST_TRY(dao_close(third, NULL));
+	TEST_TRY(dao_close(second, NULL));
 	TEST_TRY(dao_close(first, NULL));
 }
 

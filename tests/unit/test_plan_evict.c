@@ -52,7 +52,7 @@ static void test_by_hand(void)
 	add(&r, 13, POLICY_OP_KERNEL, 1, (struct policy_use[]){ { 3, MB, DAO_RW } });
 	add(&r, 14, POLICY_OP_KERNEL, 1, (struct policy_use[]){ { 1, MB, DAO_R } });
 	if (plan_build(&r, r.nops, 10, 5, 3, 0, &p) != DAO_OK ||
-	    plan_build_evictions(p, 2 * MB) != DAO_OK)
+	    plan_build_evictions(p, 2 * MB, false) != DAO_OK)
 		tap_bail("plan_build");
 	/* Buffers in the order first named: X 0, Y 1, Z 2; offsets from 10. */
 	tap_ok(plan_evicted(p, 0, 4), "X leaves between its update at 11 and its read at 14");
@@ -73,7 +73,7 @@ static void test_by_hand(void)
 	add(&r, 12, POLICY_OP_KERNEL, 2, (struct policy_use[]){ { 2, MB, DAO_RW }, { 1, MB, DAO_R } });
 	add(&r, 13, POLICY_OP_KERNEL, 1, (struct policy_use[]){ { 3, MB, DAO_RW } });
 	if (plan_build(&r, r.nops, 10, 4, 3, 0, &p) != DAO_OK ||
-	    plan_build_evictions(p, 3 * MB) != DAO_OK)
+	    plan_build_evictions(p, 3 * MB, false) != DAO_OK)
 		tap_bail("plan_build");
 	tap_ok(!plan_evicted(p, 0, 2) && !plan_evicted(p, 0, 4 + 1) && !plan_evicted(p, 1, 4 + 2) &&
 		       !plan_evicted(p, 2, 4 + 3),
@@ -269,9 +269,10 @@ static bool ref_choose(const struct rit *t, bool *marked, double h2d_rate, doubl
 	return cf;
 }
 
-/* d2h_rate 0: dao's order alone (plan_build_evictions); else the order
- * plan_choose_evictions keeps at h2d 1 GB/s and that d2h rate. */
-static void test_random(double d2h_rate, uint32_t read_pct)
+/* d2h_rate 0: one order alone, clean first or dao's
+ * (plan_build_evictions); else the order plan_choose_evictions keeps at
+ * h2d 1 GB/s and that d2h rate. */
+static void test_random(double d2h_rate, uint32_t read_pct, bool fixed_clean_first)
 {
 	bool choose = d2h_rate > 0;
 	uint32_t seed = 2026;
@@ -301,7 +302,7 @@ static void test_random(double d2h_rate, uint32_t read_pct)
 		}
 		if (plan_build(&r, r.nops, 100, t.nops + 1, t.npers, 0, &p) != DAO_OK ||
 		    (choose ? plan_choose_evictions(p, t.budget, 1e9, d2h_rate)
-			    : plan_build_evictions(p, t.budget)) != DAO_OK)
+			    : plan_build_evictions(p, t.budget, fixed_clean_first)) != DAO_OK)
 			tap_bail("plan_build");
 		if (choose) {
 			if (ref_choose(&t, marked, 1e9, d2h_rate) != p->clean_first) {
@@ -312,9 +313,15 @@ static void test_random(double d2h_rate, uint32_t read_pct)
 			}
 			clean_first += p->clean_first;
 		} else {
-			struct rrun run = { .clean_first = false };
+			struct rrun run = { .clean_first = fixed_clean_first };
 
 			reference(&t, marked, &run);
+			if (p->clean_first != fixed_clean_first) {
+				if (!bad)
+					tap_diag("round %d: clean first %d, asked for %d", round,
+						 p->clean_first, fixed_clean_first);
+				bad++;
+			}
 		}
 		for (size_t i = 0; i < t.nops; i++) {
 			uint32_t b = t.ops[i].buf;
@@ -341,7 +348,8 @@ static void test_random(double d2h_rate, uint32_t read_pct)
 	tap_diag("%d gaps, %d left the device in the reference", gaps, left);
 	if (!choose) {
 		tap_ok(!bad && left > gaps / 10 && left < gaps,
-		       "400 random iterations: every gap as the reference says");
+		       "400 random iterations in %s: every gap as the reference says",
+		       fixed_clean_first ? "the order clean first" : "dao's order");
 		return;
 	}
 	tap_diag("%d of 400 kept the order clean first", clean_first);
@@ -355,12 +363,13 @@ static void test_random(double d2h_rate, uint32_t read_pct)
 int main(void)
 {
 	test_by_hand();
-	test_random(0, 0);
+	test_random(0, 0, false);
+	test_random(0, 60, true);
 	/* Equal rates; then write-backs a hundred times dearer, among
 	 * buffers mostly read (clean first whenever it writes back less
 	 * without fetching a hundred times more). */
-	test_random(1e9, 0);
-	test_random(1e7, 60);
+	test_random(1e9, 0, false);
+	test_random(1e7, 60, false);
 	tap_plan_done();
 	return tap_exit();
 }

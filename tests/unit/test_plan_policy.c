@@ -348,23 +348,32 @@ static void clean_first_iteration(struct job *j, uint64_t at)
 	op(j, at + 10, 1, (struct policy_use[]){ { 1, MB, DAO_R } });
 }
 
+/* A 2 MB device, write-backs a thousand times dearer than fetches when
+ * slow, in `order`, that has recorded clean_first_iteration and built its
+ * plan at the mark after it (21). */
+static void order_job(struct job *j, bool slow, enum policy_order order)
+{
+	struct policy_device dev = device(true);
+
+	dev.budget = 2 * MB;
+	dev.order = order;
+	if (slow)
+		dev.d2h_bytes_per_s = 1e6;
+	if (policy_plan.create(&dev, &j->s) != DAO_OK)
+		tap_bail("plan: create");
+	op(j, 5, 3, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W }, { 3, MB, DAO_W } });
+	mark(j, 10, 1);
+	clean_first_iteration(j, 10);
+	mark(j, 21, 2);
+}
+
 static void test_order(void)
 {
 	for (int slow = 0; slow < 2; slow++) {
-		struct policy_device dev = device(true);
 		struct job j;
 		bool dao_apart = policy_dao.pick_apart(NULL, 30, 23, 22);
 
-		dev.budget = 2 * MB;
-		if (slow)
-			dev.d2h_bytes_per_s = 1e6;
-		if (policy_plan.create(&dev, &j.s) != DAO_OK)
-			tap_bail("plan: create");
-		op(&j, 5, 3,
-		   (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W }, { 3, MB, DAO_W } });
-		mark(&j, 10, 1);
-		clean_first_iteration(&j, 10);
-		mark(&j, 21, 2);
+		order_job(&j, slow, POLICY_ORDER_CHOSEN);
 		if (!slow) {
 			tap_ok(counts(&j).built == 1 && dao_apart &&
 				       policy_plan.pick_apart(j.s, 30, 23, 22) == dao_apart,
@@ -383,6 +392,27 @@ static void test_order(void)
 		tap_ok(counts(&j).departures == 1 && policy_plan.pick_apart(j.s, 30, 23, 22) &&
 			       clean_tight(&j, 9, 40, 50),
 		       "after a departure: dao's order and dao's cleaning");
+		policy_plan.destroy(j.s);
+	}
+}
+
+/* The device's order (DAO_CONFIG_PLAN_*), where it is fixed, is the
+ * plan's whatever its replay would choose: clean first with the engines
+ * alike, dao's with write-backs dear. */
+static void test_order_fixed(void)
+{
+	for (int slow = 0; slow < 2; slow++) {
+		struct job j;
+		bool dao_apart = policy_dao.pick_apart(NULL, 30, 23, 22);
+
+		order_job(&j, slow, slow ? POLICY_ORDER_DAO : POLICY_ORDER_CLEAN_FIRST);
+		if (slow)
+			tap_ok(counts(&j).built == 1 && policy_plan.pick_apart(j.s, 30, 23, 22) ==
+								dao_apart,
+			       "dao's order fixed: kept where write-backs are dear");
+		else
+			tap_ok(counts(&j).built == 1 && !policy_plan.pick_apart(j.s, 30, 23, 22),
+			       "clean first fixed: kept where the copy engines are alike");
 		policy_plan.destroy(j.s);
 	}
 }
@@ -508,6 +538,7 @@ int main(void)
 	test_clean();
 	test_queued_whole();
 	test_order();
+	test_order_fixed();
 	test_extra_op();
 	test_thread();
 	test_deterministic();

@@ -111,7 +111,7 @@ ok $? "table: the planned schedule's line, which schedule it is, and the time/pl
 # The schedule it names is one daosim runs: that policy at that window
 # takes the plan's time and moves its bytes, and every policy's bytes over
 # the plan's agree with its own bytes.
-sched=$(perl -MJSON::PP -e 'local $/; my $s = decode_json(<STDIN>)->{traces}[0]{plan_schedule}; print "--policy $s->{policy} --lookahead $s->{lookahead}", $s->{one_iteration} ? " --one-iteration" : $s->{mark_ends} ? " --mark-ends" : ""' <"$tmp/j.json")
+sched=$(perl -MJSON::PP -e 'local $/; my $s = decode_json(<STDIN>)->{traces}[0]{plan_schedule}; print "--policy $s->{policy} --lookahead $s->{lookahead} --plan-order $s->{plan_order}", $s->{one_iteration} ? " --one-iteration" : $s->{mark_ends} ? " --mark-ends" : ""' <"$tmp/j.json")
 # shellcheck disable=SC2086 # the options, split
 "$bin" $sched --budget 2M --plan-limit 0 --json "$tmp/small.trace" >"$tmp/ps.json" 2>"$tmp/err"
 [ $? = 0 ] && [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $r = $k->{traces}[0]{policies}[0]; my $s = $t->{plan_schedule}; my $sb = $s->{h2d_bytes} + $s->{d2h_bytes}; $r->{modeled_ns} == $t->{plan_ns} && $r->{h2d_bytes} == $s->{h2d_bytes} && $r->{d2h_bytes} == $s->{d2h_bytes} && $sb > 0 && !grep { abs($_->{bytes_ratio_to_plan} - ($_->{h2d_bytes} + $_->{d2h_bytes}) / $sb) > 1e-6 } @{$t->{policies}}' "$tmp/ps.json")" = 1 ]
@@ -128,7 +128,7 @@ ok $? "JSON: without the time-indexed bound it is null and the larger bound is t
 # The fields others read, in the order Documentation/daosim.md ("Output")
 # lists them: the table of bounds (tools/daosim/bounds/) adds fields only.
 keys() { perl -ne 'print join(" ", /"(\w+)":/g), "\n"' "$1" | sed -n "$2p"; }
-[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns segment_lp_bound_ns largest_time_bound_ns plan_ns plan_schedule policy lookahead mark_ends one_iteration h2d_bytes d2h_bytes" ]
+[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns segment_lp_bound_ns largest_time_bound_ns plan_ns plan_schedule policy lookahead mark_ends one_iteration plan_order h2d_bytes d2h_bytes" ]
 ok $? "JSON: the trace's fields, in their documented order"
 [ "$(keys "$tmp/j.json" 5)" = "policy h2d_bytes d2h_bytes fetches prefetches writebacks evictions drops stalls kernels peak_device_bytes compute_ns modeled_ns stall_ns h2d_busy_ns d2h_busy_ns h2d_ratio_to_lp d2h_ratio_to_lp time_ratio_to_bound time_ratio_to_time_indexed_bound time_ratio_to_max_bound time_ratio_to_segment_cut time_ratio_to_largest_bound time_ratio_to_plan bytes_ratio_to_plan" ]
 ok $? "JSON: a policy's fields, in their documented order"
@@ -166,6 +166,7 @@ refuse 2 "percentage must be in" "a percentage over 100" --budget 150% "$tmp/sma
 refuse 2 "percentage must be in" "a zero percentage" --budget 0% "$tmp/small.trace"
 refuse 2 "expected bytes" "a malformed budget" --budget 12Q "$tmp/small.trace"
 refuse 2 "expected dao, belady" "an unknown policy" --policy random "$tmp/small.trace"
+refuse 2 "expected chosen, dao or clean-first" "an unknown plan order" --plan-order lru "$tmp/small.trace"
 refuse 2 "'random': expected dao" "an unknown policy in a list" --policy dao,random "$tmp/small.trace"
 refuse 2 "'': expected dao" "an empty name in a list" --policy dao,,plan "$tmp/small.trace"
 refuse 2 "'': expected dao" "a list ending in a comma" --policy dao, "$tmp/small.trace"
@@ -219,22 +220,33 @@ json_ok "$tmp/chol.json" "$same; d(\$j, 'dao') ne d(\$k, 'dao')" "$tmp/chol1.jso
 ok $? "dao: other decisions when the kernels compute for no time"
 [ "$(json "$tmp/chol.json" 'my %p = map { $_->{policy} => $_ } @{$j->{traces}[0]{policies}}; $p{dao}{stall_ns} < $p{belady}{stall_ns} && $p{dao}{modeled_ns} < $p{belady}{modeled_ns}')" = 1 ]
 ok $? "dao stalls less than belady on the compute-bound Cholesky"
-# The planner's candidate with the trace's ends marked: the Cholesky has no
-# marks, so with them the plan policy finds the whole trace queued at the
-# first mark and plans it from its own ops; its replay then cleans only
-# the tiles that leave. That is the plan at 25%, and --mark-ends replays it.
-"$bin" --policy plan --mark-ends --budget 25% --time-bound-limit 0 --plan-limit 0 --json "$chol" \
-	>"$tmp/cm.json" 2>"$tmp/err" &&
-	"$bin" --policy plan --budget 25% --time-bound-limit 0 --plan-limit 0 --json "$chol" \
-		>"$tmp/cn.json" 2>>"$tmp/err"
-ok $? "replays the Cholesky under plan with and without --mark-ends"
-json_ok "$tmp/chol.json" 'my $t = $j->{traces}[0]; my $s = $t->{plan_schedule}; $s->{policy} eq "plan" && $s->{lookahead} == 65536 && $s->{mark_ends} && !$s->{one_iteration} && $k->{traces}[0]{policies}[0]{modeled_ns} == $t->{plan_ns} && $k->{traces}[0]{policies}[0]{d2h_bytes} == $s->{d2h_bytes}' "$tmp/cm.json"
-ok $? "the Cholesky's plan at 25%: plan with the trace's ends marked, which --mark-ends replays"
+# The planner's candidates with the trace's ends marked: the Cholesky has
+# no marks, so with them the plan policy finds the whole trace queued at
+# the first mark and plans it from its own ops; its replay then cleans only
+# the tiles that leave. Its two orders of eviction move the same bytes in
+# the replay, which then keeps dao's; the executor runs clean first faster.
+# That is the plan at 25%, and --mark-ends --plan-order clean-first replays
+# it.
+failed=0
+for v in "cn:" "cm:--mark-ends" "cd:--mark-ends --plan-order dao" \
+	"cc:--mark-ends --plan-order clean-first"; do
+	# shellcheck disable=SC2086 # the options, split
+	"$bin" --policy plan ${v#*:} --budget 25% --time-bound-limit 0 --plan-limit 0 --json "$chol" \
+		>"$tmp/${v%%:*}.json" 2>>"$tmp/err" || failed=1
+done
+ok $failed "replays the Cholesky under plan without the marks, with them, and in each order"
+json_ok "$tmp/chol.json" 'my $t = $j->{traces}[0]; my $s = $t->{plan_schedule}; $s->{policy} eq "plan" && $s->{lookahead} == 65536 && $s->{mark_ends} && !$s->{one_iteration} && $s->{plan_order} eq "clean-first" && $k->{traces}[0]{policies}[0]{modeled_ns} == $t->{plan_ns} && $k->{traces}[0]{policies}[0]{d2h_bytes} == $s->{d2h_bytes}' "$tmp/cc.json"
+ok $? "the Cholesky's plan at 25%: plan with the trace's ends marked, clean first, which --mark-ends --plan-order clean-first replays"
 json_ok "$tmp/cm.json" 'my ($m, $n) = ($j->{traces}[0]{policies}[0], $k->{traces}[0]{policies}[0]); $m->{modeled_ns} < $n->{modeled_ns} && $m->{d2h_bytes} < $n->{d2h_bytes}' "$tmp/cn.json"
 ok $? "the marks make it faster, with fewer write-backs"
+run_of='my $r = $_[0]{traces}[0]{policies}[0]; join " ", map { "$_=$r->{$_}" } sort grep { !ref $r->{$_} } keys %$r'
+json_ok "$tmp/cm.json" "sub run_of { $run_of } run_of(\$j) eq run_of(\$k)" "$tmp/cd.json"
+ok $? "--plan-order dao: every figure as the order the replay chose (dao's, on a tie)"
+json_ok "$tmp/cc.json" 'my ($c, $d) = ($j->{traces}[0]{policies}[0], $k->{traces}[0]{policies}[0]); $c->{modeled_ns} < $d->{modeled_ns} && $c->{d2h_bytes} < $d->{d2h_bytes}' "$tmp/cd.json"
+ok $? "--plan-order clean-first: faster than dao's order, with fewer write-backs"
 "$bin" --policy dao --budget 25% --time-bound-limit 0 --segment-lp-limit 0 "$chol" >"$tmp/chol.table" 2>"$tmp/err" &&
-	grep -q "^  planned schedule [0-9.]* ms (plan at a window of 65536 kernels, the trace's ends marked: h2d" "$tmp/chol.table"
-ok $? "table: the planned schedule's line says the trace's ends were marked"
+	grep -q "^  planned schedule [0-9.]* ms (plan at a window of 65536 kernels, the trace's ends marked, the plan order clean-first: h2d" "$tmp/chol.table"
+ok $? "table: the planned schedule's line says the trace's ends were marked, and the order"
 # The planner's candidate with the whole trace one iteration: resnet18-b4
 # marks its two steps, and --one-iteration replays it as if it had no
 # marks, its ends marked. The plan policy then plans both steps as one, and
@@ -251,7 +263,6 @@ grep -v '^i ' "$res" >"$tmp/res-nomarks.trace"
 	"$bin" --policy dao --budget 50% --time-bound-limit 0 --segment-lp-limit 0 --json "$res" \
 		>"$tmp/rp.json" 2>>"$tmp/err"
 ok $? "replays resnet18-b4 under plan with --one-iteration, and with --mark-ends with and without its marks"
-run_of='my $r = $_[0]{traces}[0]{policies}[0]; join " ", map { "$_=$r->{$_}" } sort grep { !ref $r->{$_} } keys %$r'
 json_ok "$tmp/r1.json" "sub run_of { $run_of } run_of(\$j) eq run_of(\$k)" "$tmp/rn.json"
 ok $? "--one-iteration: every figure as the trace without its marks, its ends marked"
 json_ok "$tmp/r1.json" "sub run_of { $run_of } run_of(\$j) ne run_of(\$k)" "$tmp/re.json"

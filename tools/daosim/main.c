@@ -33,6 +33,7 @@ struct options {
 	const char *plot;
 	int segments; /* --segments */
 	enum replay_marks marks; /* --mark-ends, --one-iteration */
+	uint32_t plan_order;     /* --plan-order: 0 or a DAO_CONFIG_PLAN_* flag */
 	/* per row of bound_table with a limit_option: its CPU-time limit; 0:
 	 * not computed */
 	double limit_s[BOUND_TABLE_MAX];
@@ -45,7 +46,8 @@ static void usage(FILE *f)
 	kinds_list(policies, sizeof(policies), KINDS_POLICY, KINDS_FIRST_POLICY, "|", "|");
 	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s[,...]|all]\n", policies);
 	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
-	      "              [--segments] [--mark-ends|--one-iteration] ",
+	      "              [--segments] [--mark-ends|--one-iteration]\n"
+	      "              [--plan-order chosen|dao|clean-first]\n              ",
 	      f);
 	for (size_t i = 0; i < bound_count; i++)
 		if (bound_table[i]->limit_option)
@@ -66,7 +68,9 @@ static void usage(FILE *f)
 	      "  --mark-ends  replay as a job that marks an iteration at the trace's\n"
 	      "               start and end too (a candidate of the planner's)\n"
 	      "  --one-iteration  the same, the trace's own marks dropped: the whole\n"
-	      "               trace is one iteration (a candidate of the planner's)\n",
+	      "               trace is one iteration (a candidate of the planner's)\n"
+	      "  --plan-order the plan policy's order of eviction: each plan's replay\n"
+	      "               chooses, or dao's, or clean first (default chosen)\n",
 	      f);
 	for (size_t i = 0; i < bound_count; i++) {
 		const struct bound *b = bound_table[i];
@@ -182,6 +186,21 @@ static int parse_device(const char *s, struct options *o)
 	return -1;
 }
 
+static int parse_plan_order(const char *s, struct options *o)
+{
+	if (!strcmp(s, "chosen"))
+		o->plan_order = 0;
+	else if (!strcmp(s, "dao"))
+		o->plan_order = DAO_CONFIG_PLAN_DAO_ORDER;
+	else if (!strcmp(s, "clean-first"))
+		o->plan_order = DAO_CONFIG_PLAN_CLEAN_FIRST;
+	else {
+		fprintf(stderr, "daosim: --plan-order %s: expected chosen, dao or clean-first\n", s);
+		return -1;
+	}
+	return 0;
+}
+
 /* what: "--lookahead " or "DAO_LOOKAHEAD=", for the message. */
 static int parse_lookahead(const char *what, const char *s, struct options *o)
 {
@@ -252,6 +271,7 @@ static const struct option own_options[] = {
 	{ "segments", no_argument, NULL, 's' },
 	{ "mark-ends", no_argument, NULL, 'm' },
 	{ "one-iteration", no_argument, NULL, 'i' },
+	{ "plan-order", required_argument, NULL, 'r' },
 };
 #define NOWN (sizeof(own_options) / sizeof(own_options[0]))
 
@@ -319,6 +339,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'i':
 			o->marks = REPLAY_MARKS_ONE_ITERATION;
+			break;
+		case 'r':
+			if (parse_plan_order(optarg, o))
+				return -1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -450,6 +474,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 			.lookahead = o->lookahead,
 			.budget = tr->budget_bytes,
 			.marks = o->marks,
+			.plan_order = o->plan_order,
 		};
 
 		pr->policy = policy;

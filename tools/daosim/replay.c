@@ -186,7 +186,7 @@ dao_status replay_on_backend(const struct dao_trace *t, const struct trace_profi
 	 * of the trace, not a share of this machine's memory. */
 	if (is_sim)
 		cfg.host_budget = trace_total_bytes(t);
-	cfg.flags = DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PRIVATE;
+	cfg.flags = DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PRIVATE | o->plan_order;
 	/* The replayed job must not trace itself into DAO_TRACE. */
 	cfg.trace_path = "";
 	st = dao_open_on_backend(&cfg, be, &ctx);

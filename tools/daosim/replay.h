@@ -32,6 +32,10 @@ struct replay_opts {
 	uint32_t lookahead; /* 0: libdao's default */
 	uint64_t budget;
 	enum replay_marks marks;
+	/* The plan policy's order of eviction: 0 (its replay chooses),
+	 * DAO_CONFIG_PLAN_DAO_ORDER or DAO_CONFIG_PLAN_CLEAN_FIRST
+	 * (--plan-order). */
+	uint32_t plan_order;
 };
 
 struct replay_result {

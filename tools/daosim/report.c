@@ -90,6 +90,15 @@ static const char *const schedule_marks_text[] = {
 	[REPLAY_MARKS_ONE_ITERATION] = ", the trace one iteration",
 };
 
+/* A planned schedule's plan order, as --plan-order names it ("chosen":
+ * none given, each plan's replay chooses). */
+static const char *plan_order_name(uint32_t order)
+{
+	return order == DAO_CONFIG_PLAN_CLEAN_FIRST ? "clean-first"
+	       : order == DAO_CONFIG_PLAN_DAO_ORDER ? "dao"
+						    : "chosen";
+}
+
 static void text_bounds(FILE *f, const struct trace_report *tr, double u, const char *un)
 {
 	int skip = 0;
@@ -115,9 +124,11 @@ static void text_bounds(FILE *f, const struct trace_report *tr, double u, const 
 			fprintf(f, "%s %.3f %s", b->name, v->value / u, un);
 		}
 		if (v->known && b->json_schedule)
-			fprintf(f, " (%s at a window of %u kernels%s: h2d %.3f %s, d2h %.3f %s)",
+			fprintf(f, " (%s at a window of %u kernels%s%s%s: h2d %.3f %s, d2h %.3f %s)",
 				dao_policy_name(v->schedule.policy), v->schedule.lookahead,
 				schedule_marks_text[v->schedule.marks],
+				v->schedule.plan_order ? ", the plan order " : "",
+				v->schedule.plan_order ? plan_order_name(v->schedule.plan_order) : "",
 				v->schedule.h2d_bytes / u, un, v->schedule.d2h_bytes / u, un);
 	}
 	fputc('\n', f);
@@ -194,10 +205,11 @@ static void json_schedule(FILE *f, const char *key, const struct bound_value *v)
 	fputs("{\"policy\": ", f);
 	json_string(f, dao_policy_name(v->schedule.policy));
 	fprintf(f,
-		", \"lookahead\": %u, \"mark_ends\": %s, \"one_iteration\": %s, \"h2d_bytes\": "
-		"%llu, \"d2h_bytes\": %llu}",
+		", \"lookahead\": %u, \"mark_ends\": %s, \"one_iteration\": %s, \"plan_order\": "
+		"\"%s\", \"h2d_bytes\": %llu, \"d2h_bytes\": %llu}",
 		v->schedule.lookahead, v->schedule.marks != REPLAY_MARKS_TRACE ? "true" : "false",
 		v->schedule.marks == REPLAY_MARKS_ONE_ITERATION ? "true" : "false",
+		plan_order_name(v->schedule.plan_order),
 		U(v->schedule.h2d_bytes), U(v->schedule.d2h_bytes));
 }
 

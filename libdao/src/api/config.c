@@ -119,6 +119,7 @@ dao_status config_resolve(const dao_config *cfg, struct resolved_config *o)
 	}
 	memset(o, 0, sizeof(*o));
 	if (cfg->size != sizeof(*cfg) || cfg->flags & ~DAO_CONFIG_FLAGS_ALL ||
+	    (cfg->flags & DAO_CONFIG_PLAN_ORDER) == DAO_CONFIG_PLAN_ORDER ||
 	    (cfg->backend != DAO_BACKEND_DEFAULT && !dao_backend_entry(cfg->backend)) ||
 	    !policy_valid(cfg->policy) || (unsigned)cfg->log_level > DAO_LOG_DEBUG ||
 	    cfg->lookahead > DAO_MAX_LOOKAHEAD || cfg->device_budget_percent > 100 ||

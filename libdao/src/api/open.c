@@ -194,6 +194,9 @@ static const char *shared_conflict(const struct device *d, const struct resolved
 		return "determinism";
 	if (rc->lookahead_explicit && rc->lookahead != d->lookahead)
 		return "lookahead";
+	if ((rc->flags & DAO_CONFIG_PLAN_ORDER) &&
+	    (rc->flags & DAO_CONFIG_PLAN_ORDER) != (d->flags & DAO_CONFIG_PLAN_ORDER))
+		return "plan order";
 	if (rc->host_budget_explicit && host_budget_of(rc, nm) != d->host.budget)
 		return "host budget";
 	if (rc->trace_path[0] && (!d->trace.path || strcmp(rc->trace_path, d->trace.path)))

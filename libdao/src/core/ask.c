@@ -35,6 +35,9 @@ static dao_status create(struct device *d, const struct dao_policy_ops *pol, voi
 		.deterministic = (d->flags & DAO_CONFIG_DETERMINISTIC) != 0,
 		.ids_before = __atomic_load_n(&d->recs.next_id, __ATOMIC_RELAXED),
 		.seq_start = d->q.next_seq,
+		.order = d->flags & DAO_CONFIG_PLAN_CLEAN_FIRST ? POLICY_ORDER_CLEAN_FIRST
+			 : d->flags & DAO_CONFIG_PLAN_DAO_ORDER ? POLICY_ORDER_DAO
+								 : POLICY_ORDER_CHOSEN,
 	};
 	struct policy_use *uses = NULL;
 	dao_status st;

@@ -78,6 +78,7 @@ struct plan_state {
 	struct plan_counts counts;
 	uint64_t budget;          /* the device's; set at create, read by the planner too */
 	double h2d_bytes_per_s, d2h_bytes_per_s; /* its copy engines', likewise */
+	enum policy_order order;  /* the device's, likewise */
 
 	/* The planner's side, under lock. */
 	pthread_mutex_t lock;
@@ -94,6 +95,15 @@ struct plan_state {
 	uint64_t built, late;
 };
 
+/* The replay of p's evictions in the device's order, or in the one the
+ * replay chooses (policy_device.order). */
+static dao_status plan_evictions(const struct plan_state *s, struct plan *p)
+{
+	if (s->order == POLICY_ORDER_CHOSEN)
+		return plan_choose_evictions(p, s->budget, s->h2d_bytes_per_s, s->d2h_bytes_per_s);
+	return plan_build_evictions(p, s->budget, s->order == POLICY_ORDER_CLEAN_FIRST);
+}
+
 /* Build the pending job (called with lock held; drops it meanwhile). */
 static void build_job(struct plan_state *s)
 {
@@ -107,8 +117,7 @@ static void build_job(struct plan_state *s)
 	s->job_pending = false;
 	pthread_mutex_unlock(&s->lock);
 	st = plan_build(&job, nops, start, len, max_id, PLAN_CPU_LIMIT_S, &p);
-	if (st == DAO_OK && (st = plan_choose_evictions(p, s->budget, s->h2d_bytes_per_s,
-							s->d2h_bytes_per_s)) != DAO_OK) {
+	if (st == DAO_OK && (st = plan_evictions(s, p)) != DAO_OK) {
 		plan_free(p);
 		p = NULL;
 	}
@@ -153,6 +162,7 @@ static dao_status plan_create(const struct policy_device *dev, void **state)
 	s->budget = dev->budget;
 	s->h2d_bytes_per_s = dev->h2d_bytes_per_s;
 	s->d2h_bytes_per_s = dev->d2h_bytes_per_s;
+	s->order = dev->order;
 	s->at_mark = dev->modeled || dev->deterministic;
 	if (pthread_mutex_init(&s->lock, NULL)) {
 		free(s);
@@ -408,8 +418,7 @@ static struct plan *plan_queued_iteration(struct plan_state *s, const struct pol
 	dao_status st = plan_build(&s->rec, n, m->seq, m->next_seq - m->seq, s->mark_max_id,
 				   PLAN_CPU_LIMIT_S, &p);
 
-	if (st == DAO_OK && (st = plan_choose_evictions(p, s->budget, s->h2d_bytes_per_s,
-							s->d2h_bytes_per_s)) != DAO_OK) {
+	if (st == DAO_OK && (st = plan_evictions(s, p)) != DAO_OK) {
 		plan_free(p);
 		p = NULL;
 	}

@@ -320,12 +320,17 @@ out:
 	return st;
 }
 
-dao_status plan_build_evictions(struct plan *p, uint64_t budget)
+dao_status plan_build_evictions(struct plan *p, uint64_t budget, bool clean_first)
 {
 	uint64_t h2d, d2h;
-	dao_status st = replay_order(p, budget, false, &p->evicted, &h2d, &d2h);
+	uint8_t *ev;
+	dao_status st = replay_order(p, budget, clean_first, &ev, &h2d, &d2h);
 
-	p->clean_first = false;
+	if (st == DAO_OK) {
+		free(p->evicted);
+		p->evicted = ev;
+		p->clean_first = clean_first;
+	}
 	return st;
 }
 

@@ -10,10 +10,12 @@
 
 #include "policy/plan_build.h"
 
-/* Fill p->evicted for a device of `budget` bytes in dao's order (a dirty
- * buffer when it is used a quarter farther ahead than the clean one);
- * DAO_ERR_NOMEM (p unchanged). O(uses log uses). */
-dao_status plan_build_evictions(struct plan *p, uint64_t budget);
+/* Fill p->evicted for a device of `budget` bytes in one order: dao's (a
+ * dirty buffer when it is used a quarter farther ahead than the clean
+ * one), or clean first (a dirty buffer only when no clean one can make
+ * room); p->clean_first says which. DAO_ERR_NOMEM (p unchanged).
+ * O(uses log uses). */
+dao_status plan_build_evictions(struct plan *p, uint64_t budget, bool clean_first);
 
 /* Replay in dao's order and in the order that passes over dirty buffers
  * while a clean one can make room (clean first), and keep the one whose

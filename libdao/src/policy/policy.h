@@ -179,6 +179,10 @@ struct policy_clean {
 	uint64_t (*d2h_ns)(struct policy_clean *c, uint64_t bytes);
 };
 
+/* The plan policy's order of eviction (DAO_CONFIG_PLAN_DAO_ORDER,
+ * DAO_CONFIG_PLAN_CLEAN_FIRST): chosen by each plan's replay, or fixed. */
+enum policy_order { POLICY_ORDER_CHOSEN, POLICY_ORDER_DAO, POLICY_ORDER_CLEAN_FIRST };
+
 /* The device a policy's state is created for. */
 struct policy_device {
 	uint64_t budget;
@@ -201,6 +205,7 @@ struct policy_device {
 	 * which records were not made after it started, and which marks come
 	 * after ops it did not see. */
 	uint64_t ids_before, seq_start;
+	enum policy_order order;
 };
 
 /* An iteration mark (dao_iteration) reached by the executor. */

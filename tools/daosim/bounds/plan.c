@@ -8,10 +8,11 @@
  * until dao_policy_name says "unknown", so a policy added to libdao is a
  * candidate without a change here), with each of two windows, replays the
  * trace on the same device model as daosim's runs, and the fastest
- * schedule is kept. The plan policy runs twice more at the whole window,
- * with iterations marked at the trace's ends and with the whole trace one
- * iteration (replay.h, enum replay_marks). Then the policy of the fastest
- * schedule, its marks as they were, runs again with every window between
+ * schedule is kept. The plan policy runs again at the whole window in
+ * each of its orders of eviction (DAO_CONFIG_PLAN_*), with the trace's
+ * marks, with iterations marked at its ends too, and with the whole trace
+ * one iteration (replay.h, enum replay_marks). Then the fastest schedule,
+ * its marks and order as they were, runs again with every window between
  * the two that is a power of two: a window
  * decides how early a fetch may be issued and a victim chosen, and
  * neither end of the range is the faster one on every trace. Every
@@ -22,8 +23,9 @@
  * end of a schedule that was replayed and checked, so no optimum is
  * slower; it is an upper bound whenever at least one candidate finished,
  * also when the CPU-time limit stopped the search early. Which candidate
- * it was (policy, window, marks) and the bytes it moved are reported beside it,
- * for the plan policy's goal is the plan's bytes as well as its time.
+ * it was (policy, window, marks, order) and the bytes it moved are
+ * reported beside it, for the plan policy's goal is the plan's bytes as
+ * well as its time.
  */
 #include <stdio.h>
 #include <string.h>
@@ -57,15 +59,17 @@ struct plan_search {
 	struct bound_schedule best_schedule;
 };
 
-/* Replay policy p with window w and check it into the search. 1: no time
- * for it: the CPU-time limit is reached, or would be before a candidate
- * as long as the longest so far ended. */
-static int try_schedule(const struct bound_input *in, struct plan_search *q, dao_policy p,
-			uint32_t w, enum replay_marks marks, dao_status *st, char *err,
-			size_t errlen)
+/* Replay candidate c (its policy, window, marks and plan order) and check
+ * it into the search. 1: no time for it: the CPU-time limit is reached, or
+ * would be before a candidate as long as the longest so far ended. */
+static int try_schedule(const struct bound_input *in, struct plan_search *q,
+			struct bound_schedule c, dao_status *st, char *err, size_t errlen)
 {
-	struct replay_opts o = { .policy = p, .lookahead = w, .budget = in->budget,
-				 .marks = marks };
+	struct replay_opts o = { .policy = c.policy,
+				 .lookahead = c.lookahead,
+				 .budget = in->budget,
+				 .marks = c.marks,
+				 .plan_order = c.plan_order };
 	struct replay_result r;
 	double t0 = cpu_s();
 
@@ -74,19 +78,15 @@ static int try_schedule(const struct bound_input *in, struct plan_search *q, dao
 		return 1; /* what was found stands: a checked schedule */
 	*st = replay_sim(in->trace, in->profile, &o, in->model, 1, &r);
 	if (*st) {
-		snprintf(err, errlen, "policy %s: %s", dao_policy_name(p), r.err);
+		snprintf(err, errlen, "policy %s: %s", dao_policy_name(c.policy), r.err);
 		return 0;
 	}
 	*st = plan_check(in, &r, err, errlen);
 	if (!*st && r.sim.end_ns < q->best) {
 		q->best = r.sim.end_ns;
-		q->best_schedule = (struct bound_schedule){
-			.policy = p,
-			.lookahead = w,
-			.marks = marks,
-			.h2d_bytes = r.stats.h2d_bytes,
-			.d2h_bytes = r.stats.d2h_bytes,
-		};
+		c.h2d_bytes = r.stats.h2d_bytes;
+		c.d2h_bytes = r.stats.d2h_bytes;
+		q->best_schedule = c;
 	}
 	replay_result_free(&r);
 	if (cpu_s() - t0 > q->longest_s)
@@ -102,43 +102,56 @@ static bool has_marks(const struct dao_trace *t)
 	return false;
 }
 
+/* try_schedule, and where it ends the search or fails, goto done or
+ * return its status. */
+#define TRY(c)                                                    \
+	do {                                                      \
+		if (try_schedule(in, &q, (c), &st, err, errlen)) \
+			goto done;                                \
+		if (st)                                           \
+			return st;                                \
+	} while (0)
+
 static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char *err,
 			     size_t errlen)
 {
+	static const uint32_t orders[] = { 0, DAO_CONFIG_PLAN_DAO_ORDER,
+					   DAO_CONFIG_PLAN_CLEAN_FIRST };
 	struct plan_search q = { .start = cpu_s(), .best = UINT64_MAX };
 	dao_status st = DAO_OK;
 
 	for (size_t w = 0; w < sizeof(plan_windows) / sizeof(plan_windows[0]); w++)
-		for (dao_policy p = 1; strcmp(dao_policy_name(p), "unknown"); p++) {
-			if (try_schedule(in, &q, p, plan_windows[w], REPLAY_MARKS_TRACE, &st, err,
-					 errlen))
-				goto done;
-			if (st)
-				return st;
-		}
-	/* The plan policy at the whole window, with the trace's ends marked:
-	 * each iteration, and the whole of a trace without marks, is then
-	 * queued whole at its mark, and libdao plans it from its own ops.
-	 * Then with the whole trace one iteration: the plan then judges every
-	 * use, where an iteration's plan cannot judge a use in another
-	 * iteration that differs from it (the sweeps of a stencil that
-	 * alternate between arrays, a first step that allocates). */
-	for (enum replay_marks m = REPLAY_MARKS_ENDS; m <= REPLAY_MARKS_ONE_ITERATION; m++) {
+		for (dao_policy p = 1; strcmp(dao_policy_name(p), "unknown"); p++)
+			TRY(((struct bound_schedule){ .policy = p, .lookahead = plan_windows[w] }));
+	/*
+	 * The plan policy at the whole window in each of its orders (the
+	 * one each plan's replay chooses, run above with the trace's marks;
+	 * dao's; clean first): the replay cannot tell which one the executor
+	 * runs faster, for it moves bytes without time. With the trace's
+	 * marks; with its ends marked too (each iteration, and the whole of
+	 * a trace without marks, is then queued whole at its mark, and
+	 * libdao plans it from its own ops); and with the whole trace one
+	 * iteration, so that the plan judges every use, where an iteration's
+	 * plan cannot judge a use in another iteration that differs from it
+	 * (the sweeps of a stencil that alternate between arrays, a first
+	 * step that allocates).
+	 */
+	for (enum replay_marks m = REPLAY_MARKS_TRACE; m <= REPLAY_MARKS_ONE_ITERATION; m++) {
 		if (m == REPLAY_MARKS_ONE_ITERATION && !has_marks(in->trace))
 			break; /* it is the trace with its ends marked */
-		if (try_schedule(in, &q, DAO_POLICY_PLAN, PLAN_WINDOW_MAX, m, &st, err, errlen))
-			goto done;
-		if (st)
-			return st;
+		for (size_t o = m == REPLAY_MARKS_TRACE; o < sizeof(orders) / sizeof(orders[0]); o++)
+			TRY(((struct bound_schedule){ .policy = DAO_POLICY_PLAN,
+						      .lookahead = PLAN_WINDOW_MAX,
+						      .marks = m,
+						      .plan_order = orders[o] }));
 	}
 	/* The second pass: the powers of two strictly between the two. */
 	for (uint32_t w = 2 * PLAN_WINDOW_MIN; q.best_schedule.policy && w < PLAN_WINDOW_MAX;
 	     w *= 2) {
-		if (try_schedule(in, &q, q.best_schedule.policy, w, q.best_schedule.marks, &st,
-				 err, errlen))
-			goto done;
-		if (st)
-			return st;
+		struct bound_schedule c = q.best_schedule;
+
+		c.lookahead = w;
+		TRY(c);
 	}
 done:
 	if (q.best == UINT64_MAX) {
