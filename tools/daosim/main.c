@@ -188,13 +188,7 @@ static int parse_device(const char *s, struct options *o)
 
 static int parse_plan_order(const char *s, struct options *o)
 {
-	if (!strcmp(s, "chosen"))
-		o->plan_order = 0;
-	else if (!strcmp(s, "dao"))
-		o->plan_order = DAO_CONFIG_PLAN_DAO_ORDER;
-	else if (!strcmp(s, "clean-first"))
-		o->plan_order = DAO_CONFIG_PLAN_CLEAN_FIRST;
-	else {
+	if (replay_plan_order_named(s, &o->plan_order)) {
 		fprintf(stderr, "daosim: --plan-order %s: expected chosen, dao or clean-first\n", s);
 		return -1;
 	}

@@ -19,6 +19,33 @@ struct rbuf {
 	uint8_t released;
 };
 
+static const struct {
+	const char *name;
+	uint32_t flag;
+} plan_orders[] = {
+	{ "chosen", 0 },
+	{ "dao", DAO_CONFIG_PLAN_DAO_ORDER },
+	{ "clean-first", DAO_CONFIG_PLAN_CLEAN_FIRST },
+};
+
+const char *replay_plan_order_name(uint32_t plan_order)
+{
+	for (size_t i = 0; i < sizeof(plan_orders) / sizeof(plan_orders[0]); i++)
+		if (plan_orders[i].flag == plan_order)
+			return plan_orders[i].name;
+	return "unknown";
+}
+
+int replay_plan_order_named(const char *s, uint32_t *plan_order)
+{
+	for (size_t i = 0; i < sizeof(plan_orders) / sizeof(plan_orders[0]); i++)
+		if (!strcmp(plan_orders[i].name, s)) {
+			*plan_order = plan_orders[i].flag;
+			return 0;
+		}
+	return -1;
+}
+
 static dao_status release(dao_ctx ctx, struct rbuf *b)
 {
 	if (!b->created || b->released)

@@ -38,6 +38,12 @@ struct replay_opts {
 	uint32_t plan_order;
 };
 
+/* The names of replay_opts.plan_order, as --plan-order takes them:
+ * "chosen" (0), "dao", "clean-first". */
+const char *replay_plan_order_name(uint32_t plan_order);
+/* 0, or -1 when s names none (*plan_order unchanged). */
+int replay_plan_order_named(const char *s, uint32_t *plan_order);
+
 struct replay_result {
 	dao_stats stats;
 	struct dao_sim_result sim; /* zero unless the backend was the simulator */

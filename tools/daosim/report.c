@@ -81,8 +81,6 @@ static void pick_unit(uint64_t peak, double *div, const char **name)
 	}
 }
 
-/* The bounds' lines: each row that opens a line starts one, the others
- * follow on it; a row not known ends its line ("not computed"). */
 /* How a planned schedule's replay marked iterations, after its window. */
 static const char *const schedule_marks_text[] = {
 	[REPLAY_MARKS_TRACE] = "",
@@ -90,15 +88,8 @@ static const char *const schedule_marks_text[] = {
 	[REPLAY_MARKS_ONE_ITERATION] = ", the trace one iteration",
 };
 
-/* A planned schedule's plan order, as --plan-order names it ("chosen":
- * none given, each plan's replay chooses). */
-static const char *plan_order_name(uint32_t order)
-{
-	return order == DAO_CONFIG_PLAN_CLEAN_FIRST ? "clean-first"
-	       : order == DAO_CONFIG_PLAN_DAO_ORDER ? "dao"
-						    : "chosen";
-}
-
+/* The bounds' lines: each row that opens a line starts one, the others
+ * follow on it; a row not known ends its line ("not computed"). */
 static void text_bounds(FILE *f, const struct trace_report *tr, double u, const char *un)
 {
 	int skip = 0;
@@ -128,7 +119,7 @@ static void text_bounds(FILE *f, const struct trace_report *tr, double u, const 
 				dao_policy_name(v->schedule.policy), v->schedule.lookahead,
 				schedule_marks_text[v->schedule.marks],
 				v->schedule.plan_order ? ", the plan order " : "",
-				v->schedule.plan_order ? plan_order_name(v->schedule.plan_order) : "",
+				v->schedule.plan_order ? replay_plan_order_name(v->schedule.plan_order) : "",
 				v->schedule.h2d_bytes / u, un, v->schedule.d2h_bytes / u, un);
 	}
 	fputc('\n', f);
@@ -209,7 +200,7 @@ static void json_schedule(FILE *f, const char *key, const struct bound_value *v)
 		"\"%s\", \"h2d_bytes\": %llu, \"d2h_bytes\": %llu}",
 		v->schedule.lookahead, v->schedule.marks != REPLAY_MARKS_TRACE ? "true" : "false",
 		v->schedule.marks == REPLAY_MARKS_ONE_ITERATION ? "true" : "false",
-		plan_order_name(v->schedule.plan_order),
+		replay_plan_order_name(v->schedule.plan_order),
 		U(v->schedule.h2d_bytes), U(v->schedule.d2h_bytes));
 }
 

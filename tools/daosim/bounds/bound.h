@@ -35,8 +35,9 @@ enum bound_of {
 enum bound_side { BOUND_LOWER, BOUND_UPPER };
 
 /* Which schedule an upper bound's figure is, so that a reader can run it
- * again (daosim --policy P --lookahead W [--mark-ends|--one-iteration]) and see its bytes beside its
- * time. */
+ * again (daosim --policy P --lookahead W --plan-order O, with
+ * --mark-ends or --one-iteration as marks says) and see its bytes beside
+ * its time. */
 struct bound_schedule {
 	dao_policy policy;
 	uint32_t lookahead;
