@@ -382,6 +382,9 @@ static void test_conflicts(void)
 	dao_ctx first, second, third = { 4242 };
 	dao_stats s1, s2;
 	dao_buf buf;
+	struct test_capture cap;
+	char said[1024];
+	dao_status st;
 
 	TAP_IS_STATUS(dao_open(&a, &first), DAO_OK, "open a shared context: 4 MiB, belady");
 	b = test_config(2 * MiB, DAO_POLICY_BELADY, 8, 0);
@@ -425,10 +428,21 @@ static void test_conflicts(void)
 	TEST_TRY(dao_close(first, NULL));
 
 	a = test_config(2 * MiB, DAO_POLICY_PLAN, 8, DAO_CONFIG_PLAN_DAO_ORDER);
-	TAP_IS_STATUS(dao_open(&a, &first), DAO_OK, "a shared context with dao's plan order");
+	a.log_level = DAO_LOG_INFO;
+	test_capture_start(&cap);
+	st = dao_open(&a, &first);
+	test_capture_stop(&cap, said, sizeof(said));
+	TAP_IS_STATUS(st, DAO_OK, "a shared context with dao's plan order");
+	tap_ok(strstr(said, "policy plan, lookahead 8, plan order dao's") != NULL,
+	       "the log says the order it fixes");
 	b = test_config(0, DAO_POLICY_DEFAULT, 8, DAO_CONFIG_PLAN_CLEAN_FIRST);
-	TAP_IS_STATUS(dao_open(&b, &third), DAO_ERR_CONFLICT,
-		      "a second asking for clean first: CONFLICT");
+	b.log_level = DAO_LOG_ERROR;
+	test_capture_start(&cap);
+	st = dao_open(&b, &third);
+	test_capture_stop(&cap, said, sizeof(said));
+	TAP_IS_STATUS(st, DAO_ERR_CONFLICT, "a second asking for clean first: CONFLICT");
+	tap_ok(strstr(said, "with another plan order") && strstr(said, "plan order dao's)"),
+	       "the log names the setting and the device's order");
 	b = test_config(0, DAO_POLICY_DEFAULT, 8, DAO_CONFIG_PLAN_DAO_ORDER);
 	TAP_IS_STATUS(dao_open(&b, &second), DAO_OK, "a second asking for dao's order: OK");
 	b = test_config(0, DAO_POLICY_DEFAULT, 8, 0);

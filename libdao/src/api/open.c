@@ -166,6 +166,16 @@ static void open_prime(struct ctx *c)
 	pthread_mutex_unlock(&c->slot_mu);
 }
 
+/* The plan order a device's flags fix, for its log lines ("" when none). */
+static const char *plan_order_text(uint32_t flags)
+{
+	if (flags & DAO_CONFIG_PLAN_CLEAN_FIRST)
+		return ", plan order clean first";
+	if (flags & DAO_CONFIG_PLAN_DAO_ORDER)
+		return ", plan order dao's";
+	return "";
+}
+
 /*
  * A second shared context gets the device as it is: what it leaves unset it
  * takes from the device; what it asks for explicitly must be what the device
@@ -233,10 +243,11 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		if (differs) {
 			registry_unlock();
 			dao_err("a context is already open on the %s device with another %s "
-				"(budget %llu, policy %s, lookahead %u%s)",
+				"(budget %llu, policy %s, lookahead %u%s%s)",
 				dao_backend_name(d->kind), differs, (unsigned long long)d->budget,
 				dao_policy_name(__atomic_load_n(&d->policy.id, __ATOMIC_ACQUIRE)),
-				d->lookahead, d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "");
+				d->lookahead, d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "",
+				plan_order_text(d->flags));
 			return DAO_ERR_CONFLICT;
 		}
 		/* A context that chooses the policy the device has keeps it
@@ -269,9 +280,9 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 	registry_unlock();
 	if (st == DAO_OK) {
 		open_prime(c);
-		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u",
+		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u%s",
 			 dao_backend_name(d->kind), (unsigned long long)d->budget,
-			 dao_policy_name(d->policy.id), d->lookahead);
+			 dao_policy_name(d->policy.id), d->lookahead, plan_order_text(d->flags));
 	}
 	return st;
 }
