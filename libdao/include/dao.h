@@ -112,9 +112,7 @@ typedef enum dao_log_level {
 #define DAO_CONFIG_PLAN_DAO_ORDER (1u << 2)
 #define DAO_CONFIG_PLAN_CLEAN_FIRST (1u << 3)
 #define DAO_CONFIG_PLAN_ORDER (DAO_CONFIG_PLAN_DAO_ORDER | DAO_CONFIG_PLAN_CLEAN_FIRST)
-#define DAO_CONFIG_FLAGS_ALL                                                        \
-	(DAO_CONFIG_PRIVATE | DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PLAN_DAO_ORDER | \
-	 DAO_CONFIG_PLAN_CLEAN_FIRST)
+#define DAO_CONFIG_FLAGS_ALL (DAO_CONFIG_PRIVATE | DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PLAN_ORDER)
 
 /*
  * Context configuration. Initialise with dao_config_init(); a field left at

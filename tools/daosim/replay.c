@@ -78,6 +78,23 @@ static bool marked_before_kernels(const struct dao_trace *t, bool from_end)
 	return false;
 }
 
+/* replay.h */
+bool replay_marked_between_kernels(const struct dao_trace *t)
+{
+	bool kernel_before = false, mark_after_kernel = false;
+
+	for (size_t e = 0; e < t->nevents; e++) {
+		if (t->events[e].type == DAO_TRACE_KERNEL) {
+			if (mark_after_kernel)
+				return true;
+			kernel_before = true;
+		} else if (t->events[e].type == DAO_TRACE_ITERATION && kernel_before) {
+			mark_after_kernel = true;
+		}
+	}
+	return false;
+}
+
 static dao_status run(dao_ctx ctx, const struct dao_trace *t, const struct trace_profile *p,
 		      enum replay_marks marks, struct rbuf *bufs, dao_operand *ops, char *err,
 		      size_t errlen)

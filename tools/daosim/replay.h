@@ -27,6 +27,10 @@ enum replay_marks {
 	REPLAY_MARKS_ONE_ITERATION,
 };
 
+/* Whether t marks an iteration between two kernels: else
+ * REPLAY_MARKS_ONE_ITERATION replays it as REPLAY_MARKS_ENDS does. */
+bool replay_marked_between_kernels(const struct dao_trace *t);
+
 struct replay_opts {
 	dao_policy policy;
 	uint32_t lookahead; /* 0: libdao's default */

@@ -94,24 +94,6 @@ static int try_schedule(const struct bound_input *in, struct plan_search *q,
 	return 0;
 }
 
-/* Whether a mark lies between two kernels: else the whole trace is one
- * iteration already once its ends are marked. */
-static bool marked_between_kernels(const struct dao_trace *t)
-{
-	bool kernel_before = false, mark_after_kernel = false;
-
-	for (size_t e = 0; e < t->nevents; e++) {
-		if (t->events[e].type == DAO_TRACE_KERNEL) {
-			if (mark_after_kernel)
-				return true;
-			kernel_before = true;
-		} else if (t->events[e].type == DAO_TRACE_ITERATION && kernel_before) {
-			mark_after_kernel = true;
-		}
-	}
-	return false;
-}
-
 /* try_schedule, and where it ends the search or fails, goto done or
  * return its status. */
 #define TRY(c)                                                    \
@@ -147,7 +129,7 @@ static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char
 	 * step that allocates).
 	 */
 	for (enum replay_marks m = REPLAY_MARKS_TRACE; m <= REPLAY_MARKS_ONE_ITERATION; m++) {
-		if (m == REPLAY_MARKS_ONE_ITERATION && !marked_between_kernels(in->trace))
+		if (m == REPLAY_MARKS_ONE_ITERATION && !replay_marked_between_kernels(in->trace))
 			break; /* it is the trace with its ends marked */
 		for (size_t o = m == REPLAY_MARKS_TRACE; o < sizeof(orders) / sizeof(orders[0]); o++)
 			TRY(((struct bound_schedule){ .policy = DAO_POLICY_PLAN,
