@@ -179,6 +179,13 @@ refuse 2 "expected seconds" "a negative time-bound limit" --time-bound-limit -1 
 refuse 2 "expected seconds" "a malformed time-bound limit" --time-bound-limit 5x "$tmp/small.trace"
 refuse 2 "unknown or incomplete option" "an unknown option" --frobnicate "$tmp/small.trace"
 refuse 1 "smaller than the largest kernel" "a budget below the largest kernel" --budget 1M "$tmp/small.trace"
+# A trace that holds no data: a percentage of its peak is no budget, and
+# the message says so rather than comparing 0 bytes with 0 bytes.
+printf 'dao-trace 1\nb 1 0 input\nk a 1000 r=1 w=- rw=-\ni 0\nk b 1000 r=- w=- rw=-\n' >"$tmp/nodata.trace"
+refuse 1 "50% of the trace's peak live bytes (0 bytes) is no budget: give --budget in bytes" \
+	"a percentage of a trace that holds no data" "$tmp/nodata.trace"
+"$bin" --budget 1M --one-iteration "$tmp/nodata.trace" >"$tmp/out" 2>"$tmp/err"
+ok $? "replays a trace that holds no data at a budget in bytes ($(head -c 150 "$tmp/err" | tr '\n' ' '))"
 refuse 1 "No such file" "a missing trace" "$tmp/none.trace"
 printf 'dao-trace 1\nb 1 10\nb 1 10\n' >"$tmp/bad.trace"
 refuse 1 "line 3: buffer 1 declared twice" "a malformed trace, with its line" "$tmp/bad.trace"

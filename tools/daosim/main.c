@@ -432,7 +432,15 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	if (o->budget_percent >= 0)
 		tr->budget_bytes = (uint64_t)floor((double)p.peak_live_bytes * o->budget_percent / 100);
 	tr->max_kernel_bytes = p.max_kernel_bytes;
-	if (tr->budget_bytes < p.max_kernel_bytes || tr->budget_bytes == 0) {
+	if (tr->budget_bytes == 0) {
+		/* Only a percentage can come to 0 (parse_budget refuses 0 bytes):
+		 * of a trace that holds no data, or too little to take a share of. */
+		fprintf(stderr,
+			"daosim: %s: %g%% of the trace's peak live bytes (%llu bytes) is no budget: give --budget in bytes\n",
+			path, o->budget_percent, (unsigned long long)p.peak_live_bytes);
+		goto fail;
+	}
+	if (tr->budget_bytes < p.max_kernel_bytes) {
 		fprintf(stderr,
 			"daosim: %s: a budget of %llu bytes is smaller than the largest kernel's operands (%llu bytes)\n",
 			path, (unsigned long long)tr->budget_bytes,
