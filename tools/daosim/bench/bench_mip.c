@@ -7,9 +7,13 @@
  * CPU seconds taken (Documentation/daosim.md, "A block is held whole").
  *
  *   daosim-bench-mip [--device NAME] [--every N] [--limit S] PCT TRACE...
+ *   daosim-bench-mip [--device NAME] [--every N] --mps FILE PCT TRACE
  *
  * --every N adds a cut at every N-th kernel to the segment cut's (default
  * 1: every kernel); --limit S, seconds for each trace (default 60).
+ * --mps FILE writes the one trace's program to FILE in free MPS instead
+ * of searching it, for another solver (integer columns the residencies,
+ * the objective the run's time in microseconds).
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,14 +26,16 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: daosim-bench-mip [--device h100|a100] [--every N] [--limit S] "
-			"PCT TRACE...\n");
+			"PCT TRACE...\n"
+			"       daosim-bench-mip [--device h100|a100] [--every N] --mps FILE PCT "
+			"TRACE\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	struct dao_sim_model m;
-	const char *device = "h100";
+	const char *device = "h100", *mps = NULL;
 	double pct, limit = 60;
 	long every = 1;
 	char *end;
@@ -38,22 +44,31 @@ int main(int argc, char **argv)
 	for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i += 2) {
 		if (!strcmp(argv[i], "--device"))
 			device = argv[i + 1];
-		else if (!strcmp(argv[i], "--every"))
+		else if (!strcmp(argv[i], "--every")) {
 			every = strtol(argv[i + 1], &end, 10);
-		else if (!strcmp(argv[i], "--limit"))
+			if (*end || end == argv[i + 1])
+				return usage();
+		} else if (!strcmp(argv[i], "--limit")) {
 			limit = strtod(argv[i + 1], &end);
+			if (*end || end == argv[i + 1])
+				return usage();
+		}
+		else if (!strcmp(argv[i], "--mps"))
+			mps = argv[i + 1];
 		else
 			return usage();
 	}
-	if (argc - i < 2 || every < 0 || !(limit > 0) || dao_sim_model_preset(device, &m) != DAO_OK)
+	if (argc - i < 2 || every < 0 || !(limit > 0) || dao_sim_model_preset(device, &m) != DAO_OK ||
+	    (mps && argc - i != 2))
 		return usage();
 	pct = strtod(argv[i], &end);
 	if (*end || !(pct > 0 && pct <= 100)) {
 		fprintf(stderr, "daosim-bench-mip: %s: a percentage in (0, 100]\n", argv[i]);
 		return 2;
 	}
-	printf("%-32s %7s %8s %8s %8s %12s %12s %8s %8s\n", "trace", "budget", "kernels",
-	       "segments", "binary", "LP ms", "MIP ms", "optimal", "cpu s");
+	if (!mps)
+		printf("%-32s %7s %8s %8s %8s %12s %12s %8s %8s\n", "trace", "budget", "kernels",
+		       "segments", "binary", "LP ms", "MIP ms", "optimal", "cpu s");
 	for (i++; i < argc; i++) {
 		struct dao_trace *t;
 		struct trace_profile p;
@@ -78,7 +93,16 @@ int main(int argc, char **argv)
 			.budget = (uint64_t)floor((double)p.peak_live_bytes * pct / 100),
 		};
 
-		if (segment_mip_bound(&in, (size_t)every, limit, &r, err, sizeof(err))) {
+		if (mps) {
+			if (segment_mip_write_mps(&in, (size_t)every, mps, &r, err, sizeof(err))) {
+				fprintf(stderr, "daosim-bench-mip: %s: %s\n", argv[i], err);
+				failed = 1;
+			} else {
+				printf("%s: %g%% of %s (%zu kernels): %zu segments, %zu binary "
+				       "columns; the objective in microseconds\n",
+				       mps, pct, argv[i], t->nkernels, r.segments, r.binaries);
+			}
+		} else if (segment_mip_bound(&in, (size_t)every, limit, &r, err, sizeof(err))) {
 			fprintf(stderr, "daosim-bench-mip: %s: %s\n", argv[i], err);
 			failed = 1;
 		} else {

@@ -159,3 +159,46 @@ out:
 	segment_lp_free(&s);
 	return st;
 }
+
+dao_status segment_mip_write_mps(const struct bound_input *in, size_t every, const char *path,
+				 struct segment_mip *out, char *err, size_t errlen)
+{
+	struct segment_lp s;
+	glp_prob *P = NULL;
+	dao_status st;
+	int term = -1;
+	char dummy[128] = "";
+
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	memset(out, 0, sizeof(*out));
+	st = segment_lp_build(in, every, &s, err, errlen);
+	if (!st && s.nsegs == 0) {
+		snprintf(err, errlen, "a trace of no kernels has no program to write");
+		st = DAO_ERR_INVALID;
+	}
+	if (st)
+		goto out;
+	out->segments = s.nsegs;
+	P = load(&s, &out->binaries);
+	if (!P) {
+		snprintf(err, errlen, "the LP could not be handed to GLPK");
+		st = DAO_ERR_NOMEM;
+		goto out;
+	}
+	/* glp_write_mps reports on the terminal, failures included */
+	term = glp_term_out(GLP_OFF);
+	if (glp_write_mps(P, GLP_MPS_FILE, NULL, path)) {
+		snprintf(err, errlen, "%s: could not be written", path);
+		st = DAO_ERR_IO;
+	}
+out:
+	if (term != -1)
+		glp_term_out(term);
+	if (P)
+		glp_delete_prob(P);
+	segment_lp_free(&s);
+	return st;
+}

@@ -32,4 +32,16 @@ struct segment_mip {
 dao_status segment_mip_bound(const struct bound_input *in, size_t every, double limit_s,
 			     struct segment_mip *out, char *err, size_t errlen);
 
+/*
+ * The same program, written to path in free MPS (GLPK's glp_write_mps) for
+ * a stronger solver than GLPK's: its residency columns are the integer
+ * ones, its objective the run's time in microseconds. out->segments and
+ * out->binaries say what was written, its other fields are 0. DAO_ERR_IO
+ * when the file could not be written (err names it), DAO_ERR_NOMEM, the
+ * errors of segment_lp_build; a trace of no kernels writes nothing and
+ * gives DAO_ERR_INVALID.
+ */
+dao_status segment_mip_write_mps(const struct bound_input *in, size_t every, const char *path,
+				 struct segment_mip *out, char *err, size_t errlen);
+
 #endif /* DAOSIM_SEGMENT_MIP_H */
