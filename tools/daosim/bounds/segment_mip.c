@@ -92,6 +92,28 @@ out:
 	return P;
 }
 
+/* in's program built (s, to be freed either way) and handed to GLPK (*P,
+ * NULL for a trace of no kernels or on failure); out zeroed but for its
+ * segments and binary columns. */
+static dao_status program(const struct bound_input *in, size_t every, struct segment_lp *s,
+			  glp_prob **P, struct segment_mip *out, char *err, size_t errlen)
+{
+	dao_status st;
+
+	memset(out, 0, sizeof(*out));
+	*P = NULL;
+	st = segment_lp_build(in, every, s, err, errlen);
+	if (st || s->nsegs == 0)
+		return st;
+	out->segments = s->nsegs;
+	*P = load(s, &out->binaries);
+	if (!*P) {
+		snprintf(err, errlen, "the LP could not be handed to GLPK");
+		return DAO_ERR_NOMEM;
+	}
+	return DAO_OK;
+}
+
 dao_status segment_mip_bound(const struct bound_input *in, size_t every, double limit_s,
 			     struct segment_mip *out, char *err, size_t errlen)
 {
@@ -108,17 +130,9 @@ dao_status segment_mip_bound(const struct bound_input *in, size_t every, double 
 		err = dummy;
 		errlen = sizeof(dummy);
 	}
-	memset(out, 0, sizeof(*out));
-	st = segment_lp_build(in, every, &s, err, errlen);
-	if (st || s.nsegs == 0)
+	st = program(in, every, &s, &P, out, err, errlen);
+	if (st || !P)
 		goto out;
-	out->segments = s.nsegs;
-	P = load(&s, &out->binaries);
-	if (!P) {
-		snprintf(err, errlen, "the LP could not be handed to GLPK");
-		st = DAO_ERR_NOMEM;
-		goto out;
-	}
 	/* GLPK's cut generators print even with messages off */
 	term = glp_term_out(GLP_OFF);
 	glp_init_smcp(&sm);
@@ -173,21 +187,13 @@ dao_status segment_mip_write_mps(const struct bound_input *in, size_t every, con
 		err = dummy;
 		errlen = sizeof(dummy);
 	}
-	memset(out, 0, sizeof(*out));
-	st = segment_lp_build(in, every, &s, err, errlen);
-	if (!st && s.nsegs == 0) {
+	st = program(in, every, &s, &P, out, err, errlen);
+	if (!st && !P) {
 		snprintf(err, errlen, "a trace of no kernels has no program to write");
 		st = DAO_ERR_INVALID;
 	}
 	if (st)
 		goto out;
-	out->segments = s.nsegs;
-	P = load(&s, &out->binaries);
-	if (!P) {
-		snprintf(err, errlen, "the LP could not be handed to GLPK");
-		st = DAO_ERR_NOMEM;
-		goto out;
-	}
 	/* glp_write_mps reports on the terminal, failures included */
 	term = glp_term_out(GLP_OFF);
 	if (glp_write_mps(P, GLP_MPS_FILE, NULL, path)) {
