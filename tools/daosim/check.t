@@ -179,6 +179,20 @@ refuse 2 "expected seconds" "a negative time-bound limit" --time-bound-limit -1 
 refuse 2 "expected seconds" "a malformed time-bound limit" --time-bound-limit 5x "$tmp/small.trace"
 refuse 2 "unknown or incomplete option" "an unknown option" --frobnicate "$tmp/small.trace"
 refuse 1 "smaller than the largest kernel" "a budget below the largest kernel" --budget 1M "$tmp/small.trace"
+# daosim-bench-mip --mps writes the segment program for another solver:
+# an MPS file with the residency columns marked integer; one trace only.
+mip=${BENCH_MIP:-build/bin/daosim-bench-mip}
+"$mip" --every 2 --mps "$tmp/small.mps" 50 "$tmp/small.trace" >"$tmp/out" 2>"$tmp/err" &&
+	grep -q "binary columns; the objective in microseconds" "$tmp/out" &&
+	grep -q "^ROWS" "$tmp/small.mps" && grep -q "'INTORG'" "$tmp/small.mps"
+ok $? "daosim-bench-mip --mps writes the program in MPS, integer columns marked ($(head -c 150 "$tmp/err" | tr '\n' ' '))"
+"$mip" --mps "$tmp/two.mps" 50 "$tmp/small.trace" "$tmp/small.trace" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "usage:" "$tmp/err" && [ ! -e "$tmp/two.mps" ]
+ok $? "daosim-bench-mip --mps refuses two traces, writing nothing"
+"$mip" --mps "$tmp/nodir/x.mps" 50 "$tmp/small.trace" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "nodir/x.mps: could not be written" "$tmp/err"
+ok $? "daosim-bench-mip --mps names a path it cannot write ($(head -c 150 "$tmp/err" | tr '\n' ' '))"
+
 # A trace that holds no data: a percentage of its peak is no budget, and
 # the message says so rather than comparing 0 bytes with 0 bytes.
 printf 'dao-trace 1\nb 1 0 input\nk a 1000 r=1 w=- rw=-\ni 0\nk b 1000 r=- w=- rw=-\n' >"$tmp/nodata.trace"

@@ -42,9 +42,9 @@ int main(int argc, char **argv)
 	int i = 1, failed = 0;
 
 	for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i += 2) {
-		if (!strcmp(argv[i], "--device"))
+		if (!strcmp(argv[i], "--device")) {
 			device = argv[i + 1];
-		else if (!strcmp(argv[i], "--every")) {
+		} else if (!strcmp(argv[i], "--every")) {
 			every = strtol(argv[i + 1], &end, 10);
 			if (*end || end == argv[i + 1])
 				return usage();
@@ -52,11 +52,11 @@ int main(int argc, char **argv)
 			limit = strtod(argv[i + 1], &end);
 			if (*end || end == argv[i + 1])
 				return usage();
-		}
-		else if (!strcmp(argv[i], "--mps"))
+		} else if (!strcmp(argv[i], "--mps")) {
 			mps = argv[i + 1];
-		else
+		} else {
 			return usage();
+		}
 	}
 	if (argc - i < 2 || every < 0 || !(limit > 0) || dao_sim_model_preset(device, &m) != DAO_OK ||
 	    (mps && argc - i != 2))
