@@ -192,6 +192,14 @@ ok $? "daosim-bench-mip --mps refuses two traces, writing nothing"
 "$mip" --mps "$tmp/nodir/x.mps" 50 "$tmp/small.trace" >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "nodir/x.mps: could not be written" "$tmp/err"
 ok $? "daosim-bench-mip --mps names a path it cannot write ($(head -c 150 "$tmp/err" | tr '\n' ' '))"
+mip_refuses() {
+	"$mip" "$@" --mps "$tmp/bad.mps" 50 "$tmp/small.trace" >"$tmp/out" 2>"$tmp/err"
+	[ $? -eq 2 ] && grep -q "usage:" "$tmp/err" && [ ! -e "$tmp/bad.mps" ]
+	ok $? "daosim-bench-mip refuses $1 '$2', writing nothing"
+}
+mip_refuses --every 2x
+mip_refuses --every ''
+mip_refuses --limit 5x
 
 # A trace that holds no data: a percentage of its peak is no budget, and
 # the message says so rather than comparing 0 bytes with 0 bytes.
