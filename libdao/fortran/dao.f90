@@ -39,7 +39,7 @@ module dao
        DAO_LOG_INFO = 4, DAO_LOG_DEBUG = 5
   integer(c_int32_t), parameter, public :: DAO_CONFIG_PRIVATE = 1, &
        DAO_CONFIG_DETERMINISTIC = 2, DAO_CONFIG_PLAN_DAO_ORDER = 4, &
-       DAO_CONFIG_PLAN_CLEAN_FIRST = 8
+       DAO_CONFIG_PLAN_CLEAN_FIRST = 8, DAO_CONFIG_PLAN_EAGER = 16
 
   ! How a kernel uses an operand.
   integer(c_int), parameter, public :: DAO_R = 1, DAO_W = 2, DAO_RW = 3

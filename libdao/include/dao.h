@@ -112,7 +112,17 @@ typedef enum dao_log_level {
 #define DAO_CONFIG_PLAN_DAO_ORDER (1u << 2)
 #define DAO_CONFIG_PLAN_CLEAN_FIRST (1u << 3)
 #define DAO_CONFIG_PLAN_ORDER (DAO_CONFIG_PLAN_DAO_ORDER | DAO_CONFIG_PLAN_CLEAN_FIRST)
-#define DAO_CONFIG_FLAGS_ALL (DAO_CONFIG_PRIVATE | DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PLAN_ORDER)
+/* The plan policy's prefetches take their room at once: one that finds no
+ * free space evicts the best victim there is now (one needed after its
+ * kernel), where unset it waits, as dao's do, for a record still in use
+ * that will be a better victim once that use is done, unless the wait
+ * would make it late. Waiting moves the fewest bytes; taking the room at
+ * once keeps the h2d engine busy. Neither is the faster on every job;
+ * other policies ignore it. */
+#define DAO_CONFIG_PLAN_EAGER (1u << 4)
+#define DAO_CONFIG_FLAGS_ALL                                                    \
+	(DAO_CONFIG_PRIVATE | DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PLAN_ORDER | \
+	 DAO_CONFIG_PLAN_EAGER)
 
 /*
  * Context configuration. Initialise with dao_config_init(); a field left at
@@ -195,7 +205,7 @@ typedef struct dao_buf {
  * backend when one is open: settings its config leaves unset come from the
  * device, settings it gives explicitly (budget after rounding, policy,
  * lookahead, host budget, trace file, DAO_CONFIG_DETERMINISTIC, the plan
- * order) must match
+ * order, DAO_CONFIG_PLAN_EAGER) must match
  * the device's, else DAO_ERR_CONFLICT. At most 4095 contexts are open at
  * once; one more is DAO_ERR_LIMIT. The memory the first creates use is
  * taken and touched here, so that they do not wait for it: 2 MiB of handle

@@ -119,8 +119,8 @@ static void test_struct_errors(void)
 	cfg.size = sizeof(dao_config) + 8;
 	expect_config_error(&cfg, "size too large: CONFIG");
 
-	cfg = test_config(MiB, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE | (1u << 4));
-	expect_config_error(&cfg, "unknown flag bit 4: CONFIG");
+	cfg = test_config(MiB, DAO_POLICY_DAO, 8, DAO_CONFIG_PRIVATE | (1u << 5));
+	expect_config_error(&cfg, "unknown flag bit 5: CONFIG");
 	cfg = test_config(MiB, DAO_POLICY_PLAN, 8,
 			  DAO_CONFIG_PRIVATE | DAO_CONFIG_PLAN_DAO_ORDER | DAO_CONFIG_PLAN_CLEAN_FIRST);
 	expect_config_error(&cfg, "both plan orders at once: CONFIG");
@@ -456,6 +456,38 @@ static void test_conflicts(void)
 	}
 	TEST_TRY(dao_close(third, NULL));
 	TEST_TRY(dao_close(second, NULL));
+	TEST_TRY(dao_close(first, NULL));
+
+	/* Eager plan prefetches: given to a context that does not ask,
+	 * never taken from one that does. */
+	a = test_config(2 * MiB, DAO_POLICY_PLAN, 8, DAO_CONFIG_PLAN_EAGER);
+	a.log_level = DAO_LOG_INFO;
+	test_capture_start(&cap);
+	st = dao_open(&a, &first);
+	test_capture_stop(&cap, said, sizeof(said));
+	TAP_IS_STATUS(st, DAO_OK, "a shared context with eager plan prefetches");
+	tap_ok(strstr(said, "policy plan, lookahead 8, plan prefetches eager") != NULL,
+	       "the log says its prefetches are eager");
+	b = test_config(0, DAO_POLICY_DEFAULT, 8, 0);
+	TAP_IS_STATUS(dao_open(&b, &second), DAO_OK, "a second leaving it unset: OK");
+	{
+		dao_info info;
+
+		TEST_TRY(dao_info_get(second, &info));
+		TAP_IS_U64(info.flags & DAO_CONFIG_PLAN_EAGER, DAO_CONFIG_PLAN_EAGER,
+			   "and its device's flags say eager");
+	}
+	TEST_TRY(dao_close(second, NULL));
+	TEST_TRY(dao_close(first, NULL));
+	a = test_config(2 * MiB, DAO_POLICY_PLAN, 8, 0);
+	TAP_IS_STATUS(dao_open(&a, &first), DAO_OK, "a device whose plan prefetches wait");
+	b = test_config(0, DAO_POLICY_DEFAULT, 8, DAO_CONFIG_PLAN_EAGER);
+	b.log_level = DAO_LOG_ERROR;
+	test_capture_start(&cap);
+	st = dao_open(&b, &second);
+	test_capture_stop(&cap, said, sizeof(said));
+	TAP_IS_STATUS(st, DAO_ERR_CONFLICT, "a second asking for eager prefetches: CONFLICT");
+	tap_ok(strstr(said, "with another plan prefetch") != NULL, "the log names the setting");
 	TEST_TRY(dao_close(first, NULL));
 }
 

@@ -10,7 +10,8 @@
  * ahead where the plan's replay, not the window, says a record leaves;
  * an iteration queued whole planned from its own ops at its mark; and
  * the order of eviction the replay chose (clean first where write-backs
- * are dear). The property tests (test_property) run it on the host
+ * are dear); prefetches that take their room at once where the device
+ * says so. The property tests (test_property) run it on the host
  * backend against the plain interpreter.
  */
 #include <sched.h>
@@ -417,6 +418,74 @@ static void test_order_fixed(void)
 	}
 }
 
+/* A prefetch that found no free space, a record in use before its kernel
+ * a better victim at key 42 once that use is done, and the fetch due or
+ * not, late if it waits or not. */
+static bool room_due, room_late;
+
+static uint64_t better_42(struct policy_fetch_room *q)
+{
+	return 42;
+}
+
+static bool due(struct policy_fetch_room *q)
+{
+	return room_due;
+}
+
+static bool late_waiting(struct policy_fetch_room *q)
+{
+	return room_late;
+}
+
+/* Where the device says so (DAO_CONFIG_PLAN_EAGER), a prefetch takes its
+ * room at once: the best victim now, whatever rule 2 would wait for; else
+ * it answers as dao does. Either way, with a plan in force or none. */
+static void test_eager(void)
+{
+	for (int eager = 0; eager < 2; eager++) {
+		struct policy_device dev = device(true);
+		struct job j;
+
+		dev.eager = eager;
+		if (policy_plan.create(&dev, &j.s) != DAO_OK)
+			tap_bail("plan: create");
+		for (int planned = 0; planned < 2; planned++) {
+			bool same_as_dao = true, at_once = true;
+
+			for (int c = 0; c < 4; c++) {
+				struct policy_fetch_room q = { .target = 30, .better_key = better_42,
+							       .due = due,
+							       .late_waiting = late_waiting };
+				uint64_t got, dao;
+
+				room_due = c & 1;
+				room_late = c & 2;
+				got = policy_plan.fetch_room(j.s, &q);
+				dao = policy_dao.fetch_room(NULL, &q);
+				same_as_dao &= got == dao;
+				at_once &= got == 0;
+			}
+			if (eager)
+				tap_ok(at_once, "eager, %s: every prefetch takes the best victim now "
+						"(rule 2 would wait for key 42)",
+				       planned ? "a plan in force" : "no plan yet");
+			else
+				tap_ok(same_as_dao, "waiting, %s: dao's answer, due or not, late or not",
+				       planned ? "a plan in force" : "no plan yet");
+			if (!planned) {
+				op(&j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
+				mark(&j, 10, 1);
+				iteration(&j, 10, 100, MB, false);
+				mark(&j, 15, 2);
+				if (counts(&j).built != 1)
+					tap_bail("plan: no plan built at the second mark");
+			}
+		}
+		policy_plan.destroy(j.s);
+	}
+}
+
 static void test_extra_op(void)
 {
 	struct job j;
@@ -539,6 +608,7 @@ int main(void)
 	test_queued_whole();
 	test_order();
 	test_order_fixed();
+	test_eager();
 	test_extra_op();
 	test_thread();
 	test_deterministic();

@@ -12,6 +12,7 @@
  * byte for byte. Under DAO_CONFIG_DETERMINISTIC a repeated run must also move
  * exactly the same bytes. About a quarter of the kernels are host kernels
  * (DAO_LAUNCH_HOST): the same function on the operands' host copies.
+ * The plan policy's order and prefetch settings are drawn at random too.
  *
  * Environment: DAO_TEST_SEED (replay), DAO_TEST_PROGRAMS (how many),
  * DAO_TEST_FIRST (index of the first program, to replay one), DAO_TEST_JOBS
@@ -28,6 +29,11 @@ static const dao_policy policies[] = { DAO_POLICY_DAO,	DAO_POLICY_BELADY, DAO_PO
 /* Each program runs at 5%, at one of the middle fractions and at 100%. */
 static const unsigned fractions[] = { 5, 12, 25, 50, 100 };
 static const uint32_t lookaheads[] = { 1, 2, 4, 16, 64 };
+/* The plan policy's settings (the other policies ignore them): its order
+ * of eviction chosen or fixed, its prefetches waiting or eager. */
+static const uint32_t plan_flags[] = { 0, DAO_CONFIG_PLAN_DAO_ORDER, DAO_CONFIG_PLAN_CLEAN_FIRST,
+				       DAO_CONFIG_PLAN_EAGER,
+				       DAO_CONFIG_PLAN_CLEAN_FIRST | DAO_CONFIG_PLAN_EAGER };
 
 /* Empty when the two runs moved the same data, else what differs. */
 static void diff_movement(const dao_stats *a, const dao_stats *b, char *out, size_t cap)
@@ -82,7 +88,8 @@ static int check_program(size_t index, uint64_t pseed, struct program *p, char *
 				.lookahead = lookaheads[test_rng_next(&rng) %
 							TEST_ARRAY_SIZE(lookaheads)],
 				.flags = DAO_CONFIG_PRIVATE |
-					 (test_rng_chance(&rng, 1, 2) ? DAO_CONFIG_DETERMINISTIC : 0),
+					 (test_rng_chance(&rng, 1, 2) ? DAO_CONFIG_DETERMINISTIC : 0) |
+					 plan_flags[test_rng_next(&rng) % TEST_ARRAY_SIZE(plan_flags)],
 			};
 			bool ok = run_dao(p, &rc, got, &r);
 

@@ -176,13 +176,20 @@ static const char *plan_order_text(uint32_t flags)
 	return "";
 }
 
+/* Whether the plan policy's prefetches take their room at once, likewise. */
+static const char *plan_eager_text(uint32_t flags)
+{
+	return flags & DAO_CONFIG_PLAN_EAGER ? ", plan prefetches eager" : "";
+}
+
 /*
  * A second shared context gets the device as it is: what it leaves unset it
  * takes from the device; what it asks for explicitly must be what the device
  * has. Budgets are compared after the rounding the device's budget went
  * through, so two identical requests always agree. Determinism may be given
  * to a context that did not ask for it (it only removes overlap), never
- * taken from one that did. Returns the name of the first setting that
+ * taken from one that did; so may eager plan prefetches, which change
+ * only when bytes move. Returns the name of the first setting that
  * differs, NULL when none.
  */
 static const char *shared_conflict(const struct device *d, const struct resolved_config *rc,
@@ -207,6 +214,8 @@ static const char *shared_conflict(const struct device *d, const struct resolved
 	if ((rc->flags & DAO_CONFIG_PLAN_ORDER) &&
 	    (rc->flags & DAO_CONFIG_PLAN_ORDER) != (d->flags & DAO_CONFIG_PLAN_ORDER))
 		return "plan order";
+	if ((rc->flags & DAO_CONFIG_PLAN_EAGER) && !(d->flags & DAO_CONFIG_PLAN_EAGER))
+		return "plan prefetch";
 	if (rc->host_budget_explicit && host_budget_of(rc, nm) != d->host.budget)
 		return "host budget";
 	if (rc->trace_path[0] && (!d->trace.path || strcmp(rc->trace_path, d->trace.path)))
@@ -243,11 +252,11 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 		if (differs) {
 			registry_unlock();
 			dao_err("a context is already open on the %s device with another %s "
-				"(budget %llu, policy %s, lookahead %u%s%s)",
+				"(budget %llu, policy %s, lookahead %u%s%s%s)",
 				dao_backend_name(d->kind), differs, (unsigned long long)d->budget,
 				dao_policy_name(__atomic_load_n(&d->policy.id, __ATOMIC_ACQUIRE)),
 				d->lookahead, d->flags & DAO_CONFIG_DETERMINISTIC ? ", deterministic" : "",
-				plan_order_text(d->flags));
+				plan_order_text(d->flags), plan_eager_text(d->flags));
 			return DAO_ERR_CONFLICT;
 		}
 		/* A context that chooses the policy the device has keeps it
@@ -280,9 +289,10 @@ static dao_status open_resolved(struct resolved_config *rc, dao_ctx *out)
 	registry_unlock();
 	if (st == DAO_OK) {
 		open_prime(c);
-		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u%s",
+		dao_info("opened context on %s backend, budget %llu bytes, policy %s, lookahead %u%s%s",
 			 dao_backend_name(d->kind), (unsigned long long)d->budget,
-			 dao_policy_name(d->policy.id), d->lookahead, plan_order_text(d->flags));
+			 dao_policy_name(d->policy.id), d->lookahead, plan_order_text(d->flags),
+			 plan_eager_text(d->flags));
 	}
 	return st;
 }

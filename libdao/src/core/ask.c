@@ -38,6 +38,7 @@ static dao_status create(struct device *d, const struct dao_policy_ops *pol, voi
 		.order = d->flags & DAO_CONFIG_PLAN_CLEAN_FIRST ? POLICY_ORDER_CLEAN_FIRST
 			 : d->flags & DAO_CONFIG_PLAN_DAO_ORDER ? POLICY_ORDER_DAO
 								 : POLICY_ORDER_CHOSEN,
+		.eager = (d->flags & DAO_CONFIG_PLAN_EAGER) != 0,
 	};
 	struct policy_use *uses = NULL;
 	dao_status st;

@@ -30,7 +30,8 @@
  * no clean one is left, and no record the plan cannot judge is cleaned
  * ahead. Everything else (dirty data apart, prefetch, fetch room,
  * cleaning ahead of a record the plan cannot judge in dao's order) is
- * dao's.
+ * dao's, but where the device says a prefetch takes its room at once
+ * (DAO_CONFIG_PLAN_EAGER): then it never waits for a better victim.
  *
  * The plan is never waited for: until one is built the policy is dao, and
  * it is dao again from the first op that departs from the plan to the next
@@ -79,6 +80,7 @@ struct plan_state {
 	uint64_t budget;          /* the device's; set at create, read by the planner too */
 	double h2d_bytes_per_s, d2h_bytes_per_s; /* its copy engines', likewise */
 	enum policy_order order;  /* the device's, likewise */
+	bool eager;               /* the device's (policy_device.eager) */
 
 	/* The planner's side, under lock. */
 	pthread_mutex_t lock;
@@ -163,6 +165,7 @@ static dao_status plan_create(const struct policy_device *dev, void **state)
 	s->h2d_bytes_per_s = dev->h2d_bytes_per_s;
 	s->d2h_bytes_per_s = dev->d2h_bytes_per_s;
 	s->order = dev->order;
+	s->eager = dev->eager;
 	s->at_mark = dev->modeled || dev->deterministic;
 	if (pthread_mutex_init(&s->lock, NULL)) {
 		free(s);
@@ -589,9 +592,16 @@ static bool plan_fetch_now(void *state, const struct policy_fetch *f)
 	return policy_dao.fetch_now(NULL, f);
 }
 
+/* Rule 2's wait moves the fewest bytes, and leaves the h2d engine idle
+ * while the better victim is in use; taking the room at once keeps it
+ * busy for a fetch more later. Which finishes first depends on the job
+ * (daosim.md, "Prefetches that take their room at once"), so the device
+ * says. */
 static uint64_t plan_fetch_room(void *state, struct policy_fetch_room *q)
 {
-	return policy_dao.fetch_room(NULL, q);
+	const struct plan_state *s = state;
+
+	return s->eager ? 0 : policy_dao.fetch_room(NULL, q);
 }
 
 /*

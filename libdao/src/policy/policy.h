@@ -206,6 +206,9 @@ struct policy_device {
 	 * after ops it did not see. */
 	uint64_t ids_before, seq_start;
 	enum policy_order order;
+	/* The plan policy's prefetches take their room at once
+	 * (DAO_CONFIG_PLAN_EAGER). */
+	bool eager;
 };
 
 /* An iteration mark (dao_iteration) reached by the executor. */
