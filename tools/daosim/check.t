@@ -111,7 +111,7 @@ ok $? "table: the planned schedule's line, which schedule it is, and the time/pl
 # The schedule it names is one daosim runs: that policy at that window
 # takes the plan's time and moves its bytes, and every policy's bytes over
 # the plan's agree with its own bytes.
-sched=$(perl -MJSON::PP -e 'local $/; my $s = decode_json(<STDIN>)->{traces}[0]{plan_schedule}; print "--policy $s->{policy} --lookahead $s->{lookahead} --plan-order $s->{plan_order}", $s->{one_iteration} ? " --one-iteration" : $s->{mark_ends} ? " --mark-ends" : ""' <"$tmp/j.json")
+sched=$(perl -MJSON::PP -e 'local $/; my $s = decode_json(<STDIN>)->{traces}[0]{plan_schedule}; print "--policy $s->{policy} --lookahead $s->{lookahead} --plan-order $s->{plan_order}", $s->{one_iteration} ? " --one-iteration" : $s->{mark_ends} ? " --mark-ends" : "", $s->{plan_eager} ? " --plan-eager" : ""' <"$tmp/j.json")
 # shellcheck disable=SC2086 # the options, split
 "$bin" $sched --budget 2M --plan-limit 0 --json "$tmp/small.trace" >"$tmp/ps.json" 2>"$tmp/err"
 [ $? = 0 ] && [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $r = $k->{traces}[0]{policies}[0]; my $s = $t->{plan_schedule}; my $sb = $s->{h2d_bytes} + $s->{d2h_bytes}; $r->{modeled_ns} == $t->{plan_ns} && $r->{h2d_bytes} == $s->{h2d_bytes} && $r->{d2h_bytes} == $s->{d2h_bytes} && $sb > 0 && !grep { abs($_->{bytes_ratio_to_plan} - ($_->{h2d_bytes} + $_->{d2h_bytes}) / $sb) > 1e-6 } @{$t->{policies}}' "$tmp/ps.json")" = 1 ]
@@ -128,7 +128,7 @@ ok $? "JSON: without the time-indexed bound it is null and the larger bound is t
 # The fields others read, in the order Documentation/daosim.md ("Output")
 # lists them: the table of bounds (tools/daosim/bounds/) adds fields only.
 keys() { perl -ne 'print join(" ", /"(\w+)":/g), "\n"' "$1" | sed -n "$2p"; }
-[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns segment_lp_bound_ns largest_time_bound_ns plan_ns plan_schedule policy lookahead mark_ends one_iteration plan_order h2d_bytes d2h_bytes" ]
+[ "$(keys "$tmp/j.json" 3)" = "trace kernels buffers flops_scale peak_live_bytes budget_bytes budget_percent max_kernel_bytes compulsory_bytes lp_bound_h2d_bytes lp_bound_d2h_bytes compute_ns time_bound_ns time_indexed_bound_ns max_time_bound_ns segment_cut_bound_ns segment_lp_bound_ns largest_time_bound_ns plan_ns plan_schedule policy lookahead mark_ends one_iteration plan_order plan_eager h2d_bytes d2h_bytes" ]
 ok $? "JSON: the trace's fields, in their documented order"
 [ "$(keys "$tmp/j.json" 5)" = "policy h2d_bytes d2h_bytes fetches prefetches writebacks evictions drops stalls kernels peak_device_bytes compute_ns modeled_ns stall_ns h2d_busy_ns d2h_busy_ns h2d_ratio_to_lp d2h_ratio_to_lp time_ratio_to_bound time_ratio_to_time_indexed_bound time_ratio_to_max_bound time_ratio_to_segment_cut time_ratio_to_largest_bound time_ratio_to_plan bytes_ratio_to_plan" ]
 ok $? "JSON: a policy's fields, in their documented order"
@@ -254,18 +254,18 @@ ok $? "dao stalls less than belady on the compute-bound Cholesky"
 # the first mark and plans it from its own ops; its replay then cleans only
 # the tiles that leave. Its two orders of eviction move the same bytes in
 # the replay, which then keeps dao's; the executor runs clean first faster.
-# That is the plan at 25%, and --mark-ends --plan-order clean-first replays
-# it.
+# With its prefetches eager too, that is the plan at 25%, and --mark-ends
+# --plan-order clean-first --plan-eager replays it.
 failed=0
 for v in "cn:" "cm:--mark-ends" "cd:--mark-ends --plan-order dao" \
-	"cc:--mark-ends --plan-order clean-first"; do
+	"cc:--mark-ends --plan-order clean-first" "ce:--mark-ends --plan-order clean-first --plan-eager"; do
 	# shellcheck disable=SC2086 # the options, split
 	"$bin" --policy plan ${v#*:} --budget 25% --time-bound-limit 0 --plan-limit 0 --json "$chol" \
 		>"$tmp/${v%%:*}.json" 2>>"$tmp/err" || failed=1
 done
 ok $failed "replays the Cholesky under plan without the marks, with them, and in each order"
-json_ok "$tmp/chol.json" 'my $t = $j->{traces}[0]; my $s = $t->{plan_schedule}; $s->{policy} eq "plan" && $s->{lookahead} == 65536 && $s->{mark_ends} && !$s->{one_iteration} && $s->{plan_order} eq "clean-first" && $k->{traces}[0]{policies}[0]{modeled_ns} == $t->{plan_ns} && $k->{traces}[0]{policies}[0]{d2h_bytes} == $s->{d2h_bytes}' "$tmp/cc.json"
-ok $? "the Cholesky's plan at 25%: plan with the trace's ends marked, clean first, which --mark-ends --plan-order clean-first replays"
+json_ok "$tmp/chol.json" 'my $t = $j->{traces}[0]; my $s = $t->{plan_schedule}; $s->{policy} eq "plan" && $s->{lookahead} == 65536 && $s->{mark_ends} && !$s->{one_iteration} && $s->{plan_order} eq "clean-first" && $s->{plan_eager} && $k->{traces}[0]{policies}[0]{modeled_ns} == $t->{plan_ns} && $k->{traces}[0]{policies}[0]{d2h_bytes} == $s->{d2h_bytes}' "$tmp/ce.json"
+ok $? "the Cholesky's plan at 25%: plan with the trace's ends marked, clean first, its prefetches eager, which --mark-ends --plan-order clean-first --plan-eager replays"
 json_ok "$tmp/cm.json" 'my ($m, $n) = ($j->{traces}[0]{policies}[0], $k->{traces}[0]{policies}[0]); $m->{modeled_ns} < $n->{modeled_ns} && $m->{d2h_bytes} < $n->{d2h_bytes}' "$tmp/cn.json"
 ok $? "the marks make it faster, with fewer write-backs"
 run_of='my $r = $_[0]{traces}[0]{policies}[0]; join " ", map { "$_=$r->{$_}" } sort grep { !ref $r->{$_} } keys %$r'
@@ -274,8 +274,8 @@ ok $? "--plan-order dao: every figure as the order the replay chose (dao's, on a
 json_ok "$tmp/cc.json" 'my ($c, $d) = ($j->{traces}[0]{policies}[0], $k->{traces}[0]{policies}[0]); $c->{modeled_ns} < $d->{modeled_ns} && $c->{d2h_bytes} < $d->{d2h_bytes}' "$tmp/cd.json"
 ok $? "--plan-order clean-first: faster than dao's order, with fewer write-backs"
 "$bin" --policy dao --budget 25% --time-bound-limit 0 --segment-lp-limit 0 "$chol" >"$tmp/chol.table" 2>"$tmp/err" &&
-	grep -q "^  planned schedule [0-9.]* ms (plan at a window of 65536 kernels, the trace's ends marked, the plan order clean-first: h2d" "$tmp/chol.table"
-ok $? "table: the planned schedule's line says the trace's ends were marked, and the order"
+	grep -q "^  planned schedule [0-9.]* ms (plan at a window of 65536 kernels, the trace's ends marked, the plan order clean-first, prefetches eager: h2d" "$tmp/chol.table"
+ok $? "table: the planned schedule's line says the trace's ends were marked, the order, and eager prefetches"
 # The planner's candidate with the whole trace one iteration: resnet18-b4
 # marks its two steps, and --one-iteration replays it as if it had no
 # marks, its ends marked. The plan policy then plans both steps as one, and
@@ -301,6 +301,26 @@ ok $? "resnet18-b4's plan at 50%: plan with the trace one iteration, which --one
 "$bin" --policy dao --budget 50% --time-bound-limit 0 --segment-lp-limit 0 "$res" >"$tmp/res.table" 2>"$tmp/err" &&
 	grep -q "^  planned schedule [0-9.]* ms (plan at a window of 65536 kernels, the trace one iteration: h2d" "$tmp/res.table"
 ok $? "table: the planned schedule's line says the trace was one iteration"
+# The planner's candidate with the plan's prefetches eager: at 25% the
+# device of resnet18-b4 is full through its backward passes, and a
+# prefetch that waits for the better victim (rule 2) leaves the h2d engine
+# idle; taking the room at once fetches more and ends sooner. That is the
+# plan there, and --plan-eager replays it.
+"$bin" --policy dao --budget 25% --time-bound-limit 0 --segment-lp-limit 0 --json "$res" \
+	>"$tmp/e.json" 2>"$tmp/err" &&
+	"$bin" --policy dao --budget 25% --time-bound-limit 0 --segment-lp-limit 0 "$res" \
+		>"$tmp/e.table" 2>>"$tmp/err" &&
+	"$bin" --policy plan --one-iteration --plan-order clean-first --plan-eager --budget 25% \
+		--time-bound-limit 0 --plan-limit 0 --json "$res" >"$tmp/ee.json" 2>>"$tmp/err" &&
+	"$bin" --policy plan --one-iteration --plan-order clean-first --budget 25% \
+		--time-bound-limit 0 --plan-limit 0 --json "$res" >"$tmp/ew.json" 2>>"$tmp/err"
+ok $? "replays resnet18-b4 at 25% under plan, its prefetches eager and waiting"
+json_ok "$tmp/e.json" 'my $t = $j->{traces}[0]; my $s = $t->{plan_schedule}; my $r = $k->{traces}[0]{policies}[0]; $s->{policy} eq "plan" && $s->{one_iteration} && $s->{plan_order} eq "clean-first" && $s->{plan_eager} && $r->{modeled_ns} == $t->{plan_ns} && $r->{h2d_bytes} == $s->{h2d_bytes} && $r->{d2h_bytes} == $s->{d2h_bytes}' "$tmp/ee.json"
+ok $? "resnet18-b4's plan at 25%: plan with its prefetches eager, which --plan-eager replays"
+json_ok "$tmp/ee.json" 'my ($e, $w) = ($j->{traces}[0]{policies}[0], $k->{traces}[0]{policies}[0]); $e->{modeled_ns} < $w->{modeled_ns} && $e->{h2d_bytes} > $w->{h2d_bytes}' "$tmp/ew.json"
+ok $? "eager: sooner than waiting, with more bytes fetched"
+grep -q "^  planned schedule [0-9.]* ms (plan at a window of 65536 kernels, the trace one iteration, the plan order clean-first, prefetches eager: h2d" "$tmp/e.table"
+ok $? "table: the planned schedule's line says its prefetches were eager"
 
 # --segments: the cut set of the segment-cut bound, each policy's time over
 # each segment. The segments tile the kernels, their costs add up to the

@@ -34,6 +34,7 @@ struct options {
 	int segments; /* --segments */
 	enum replay_marks marks; /* --mark-ends, --one-iteration */
 	uint32_t plan_order;     /* --plan-order: 0 or a DAO_CONFIG_PLAN_* flag */
+	bool plan_eager;         /* --plan-eager */
 	/* per row of bound_table with a limit_option: its CPU-time limit; 0:
 	 * not computed */
 	double limit_s[BOUND_TABLE_MAX];
@@ -47,7 +48,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: daosim [--budget BYTES|PCT%%] [--policy %s[,...]|all]\n", policies);
 	fputs("              [--lookahead N] [--device NAME|FILE] [--json] [--plot FILE.svg]\n"
 	      "              [--segments] [--mark-ends|--one-iteration]\n"
-	      "              [--plan-order chosen|dao|clean-first]\n              ",
+	      "              [--plan-order chosen|dao|clean-first] [--plan-eager]\n              ",
 	      f);
 	for (size_t i = 0; i < bound_count; i++)
 		if (bound_table[i]->limit_option)
@@ -70,7 +71,10 @@ static void usage(FILE *f)
 	      "  --one-iteration  the same, the trace's own marks dropped: the whole\n"
 	      "               trace is one iteration (a candidate of the planner's)\n"
 	      "  --plan-order the plan policy's order of eviction: each plan's replay\n"
-	      "               chooses, or dao's, or clean first (default chosen)\n",
+	      "               chooses, or dao's, or clean first (default chosen)\n"
+	      "  --plan-eager the plan policy's prefetches take their room at once: the\n"
+	      "               best victim now, not one still in use that will be better\n"
+	      "               (a candidate of the planner's)\n",
 	      f);
 	for (size_t i = 0; i < bound_count; i++) {
 		const struct bound *b = bound_table[i];
@@ -266,6 +270,7 @@ static const struct option own_options[] = {
 	{ "mark-ends", no_argument, NULL, 'm' },
 	{ "one-iteration", no_argument, NULL, 'i' },
 	{ "plan-order", required_argument, NULL, 'r' },
+	{ "plan-eager", no_argument, NULL, 'e' },
 };
 #define NOWN (sizeof(own_options) / sizeof(own_options[0]))
 
@@ -337,6 +342,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'r':
 			if (parse_plan_order(optarg, o))
 				return -1;
+			break;
+		case 'e':
+			o->plan_eager = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -477,6 +485,7 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 			.budget = tr->budget_bytes,
 			.marks = o->marks,
 			.plan_order = o->plan_order,
+			.plan_eager = o->plan_eager,
 		};
 
 		pr->policy = policy;

@@ -230,7 +230,8 @@ dao_status replay_on_backend(const struct dao_trace *t, const struct trace_profi
 	 * of the trace, not a share of this machine's memory. */
 	if (is_sim)
 		cfg.host_budget = trace_total_bytes(t);
-	cfg.flags = DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PRIVATE | o->plan_order;
+	cfg.flags = DAO_CONFIG_DETERMINISTIC | DAO_CONFIG_PRIVATE | o->plan_order |
+		    (o->plan_eager ? DAO_CONFIG_PLAN_EAGER : 0);
 	/* The replayed job must not trace itself into DAO_TRACE. */
 	cfg.trace_path = "";
 	st = dao_open_on_backend(&cfg, be, &ctx);

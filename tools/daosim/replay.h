@@ -40,6 +40,9 @@ struct replay_opts {
 	 * DAO_CONFIG_PLAN_DAO_ORDER or DAO_CONFIG_PLAN_CLEAN_FIRST
 	 * (--plan-order). */
 	uint32_t plan_order;
+	/* The plan policy's prefetches take their room at once
+	 * (DAO_CONFIG_PLAN_EAGER, --plan-eager). */
+	bool plan_eager;
 };
 
 /* The names of replay_opts.plan_order, as --plan-order takes them:

@@ -115,11 +115,12 @@ static void text_bounds(FILE *f, const struct trace_report *tr, double u, const 
 			fprintf(f, "%s %.3f %s", b->name, v->value / u, un);
 		}
 		if (v->known && b->json_schedule)
-			fprintf(f, " (%s at a window of %u kernels%s%s%s: h2d %.3f %s, d2h %.3f %s)",
+			fprintf(f, " (%s at a window of %u kernels%s%s%s%s: h2d %.3f %s, d2h %.3f %s)",
 				dao_policy_name(v->schedule.policy), v->schedule.lookahead,
 				schedule_marks_text[v->schedule.marks],
 				v->schedule.plan_order ? ", the plan order " : "",
 				v->schedule.plan_order ? replay_plan_order_name(v->schedule.plan_order) : "",
+				v->schedule.plan_eager ? ", prefetches eager" : "",
 				v->schedule.h2d_bytes / u, un, v->schedule.d2h_bytes / u, un);
 	}
 	fputc('\n', f);
@@ -197,11 +198,12 @@ static void json_schedule(FILE *f, const char *key, const struct bound_value *v)
 	json_string(f, dao_policy_name(v->schedule.policy));
 	fprintf(f,
 		", \"lookahead\": %u, \"mark_ends\": %s, \"one_iteration\": %s, \"plan_order\": "
-		"\"%s\", \"h2d_bytes\": %llu, \"d2h_bytes\": %llu}",
+		"\"%s\", \"plan_eager\": %s, \"h2d_bytes\": %llu, \"d2h_bytes\": %llu}",
 		v->schedule.lookahead, v->schedule.marks != REPLAY_MARKS_TRACE ? "true" : "false",
 		v->schedule.marks == REPLAY_MARKS_ONE_ITERATION ? "true" : "false",
 		replay_plan_order_name(v->schedule.plan_order),
-		U(v->schedule.h2d_bytes), U(v->schedule.d2h_bytes));
+		v->schedule.plan_eager ? "true" : "false", U(v->schedule.h2d_bytes),
+		U(v->schedule.d2h_bytes));
 }
 
 static void json_run(FILE *f, const struct trace_report *tr, const struct policy_run *pr)

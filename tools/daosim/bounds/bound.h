@@ -43,6 +43,7 @@ struct bound_schedule {
 	uint32_t lookahead;
 	enum replay_marks marks; /* where the replay marks iterations (--mark-ends, --one-iteration) */
 	uint32_t plan_order;     /* the plan policy's order, as replay_opts (--plan-order) */
+	bool plan_eager;         /* its prefetches take their room at once (--plan-eager) */
 	uint64_t h2d_bytes, d2h_bytes;
 };
 

@@ -11,7 +11,8 @@
  * schedule is kept. The plan policy runs again at the whole window in
  * each of its orders of eviction (DAO_CONFIG_PLAN_*), with the trace's
  * marks, with iterations marked at its ends too, and with the whole trace
- * one iteration (replay.h, enum replay_marks). Then the fastest schedule,
+ * one iteration (replay.h, enum replay_marks), and the fastest of these
+ * once more with its prefetches eager. Then the fastest schedule,
  * its marks and order as they were, runs again with every window between
  * the two that is a power of two: a window
  * decides how early a fetch may be issued and a victim chosen, and
@@ -51,17 +52,18 @@ static double cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The search so far: the fastest checked schedule, its policy, and the
- * longest a candidate took. */
+/* The search so far: the fastest checked schedule, its policy, the
+ * fastest of the plan policy's, and the longest a candidate took. */
 struct plan_search {
 	double start, longest_s;
-	uint64_t best;
-	struct bound_schedule best_schedule;
+	uint64_t best, best_plan;
+	struct bound_schedule best_schedule, best_plan_schedule;
 };
 
-/* Replay candidate c (its policy, window, marks and plan order) and check
- * it into the search. 1: no time for it: the CPU-time limit is reached, or
- * would be before a candidate as long as the longest so far ended. */
+/* Replay candidate c (its policy, window, marks, plan order and
+ * prefetches) and check it into the search. 1: no time for it: the
+ * CPU-time limit is reached, or would be before a candidate as long as the
+ * longest so far ended. */
 static int try_schedule(const struct bound_input *in, struct plan_search *q,
 			struct bound_schedule c, dao_status *st, char *err, size_t errlen)
 {
@@ -69,7 +71,8 @@ static int try_schedule(const struct bound_input *in, struct plan_search *q,
 				 .lookahead = c.lookahead,
 				 .budget = in->budget,
 				 .marks = c.marks,
-				 .plan_order = c.plan_order };
+				 .plan_order = c.plan_order,
+				 .plan_eager = c.plan_eager };
 	struct replay_result r;
 	double t0 = cpu_s();
 
@@ -82,11 +85,15 @@ static int try_schedule(const struct bound_input *in, struct plan_search *q,
 		return 0;
 	}
 	*st = plan_check(in, &r, err, errlen);
+	c.h2d_bytes = r.stats.h2d_bytes;
+	c.d2h_bytes = r.stats.d2h_bytes;
 	if (!*st && r.sim.end_ns < q->best) {
 		q->best = r.sim.end_ns;
-		c.h2d_bytes = r.stats.h2d_bytes;
-		c.d2h_bytes = r.stats.d2h_bytes;
 		q->best_schedule = c;
+	}
+	if (!*st && c.policy == DAO_POLICY_PLAN && r.sim.end_ns < q->best_plan) {
+		q->best_plan = r.sim.end_ns;
+		q->best_plan_schedule = c;
 	}
 	replay_result_free(&r);
 	if (cpu_s() - t0 > q->longest_s)
@@ -109,7 +116,7 @@ static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char
 {
 	static const uint32_t orders[] = { 0, DAO_CONFIG_PLAN_DAO_ORDER,
 					   DAO_CONFIG_PLAN_CLEAN_FIRST };
-	struct plan_search q = { .start = cpu_s(), .best = UINT64_MAX };
+	struct plan_search q = { .start = cpu_s(), .best = UINT64_MAX, .best_plan = UINT64_MAX };
 	dao_status st = DAO_OK;
 
 	for (size_t w = 0; w < sizeof(plan_windows) / sizeof(plan_windows[0]); w++)
@@ -136,6 +143,23 @@ static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char
 						      .lookahead = PLAN_WINDOW_MAX,
 						      .marks = m,
 						      .plan_order = orders[o] }));
+	}
+	/*
+	 * The fastest of those, its prefetches eager (DAO_CONFIG_PLAN_EAGER):
+	 * a prefetch that finds no free space then takes the best victim now
+	 * instead of waiting, by rule 2, for a record still in use that will
+	 * be a better one. Waiting moves the fewest bytes and can leave the
+	 * h2d engine idle while the device is full; taking the room at once
+	 * keeps the engine busy at the price of a fetch more later. These are
+	 * the conservative and aggressive strategies of integrated
+	 * prefetching and caching (Cao, Felten, Karlin and Li, 1995), and
+	 * neither is the faster on every trace.
+	 */
+	if (q.best_plan != UINT64_MAX) {
+		struct bound_schedule c = q.best_plan_schedule;
+
+		c.plan_eager = true;
+		TRY(c);
 	}
 	/* The second pass: the powers of two strictly between the two. */
 	for (uint32_t w = 2 * PLAN_WINDOW_MIN; q.best_schedule.policy && w < PLAN_WINDOW_MAX;
