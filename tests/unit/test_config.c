@@ -375,6 +375,29 @@ static void test_backends(void)
 }
 
 /* Contexts without DAO_CONFIG_PRIVATE share one device per backend. */
+/* dao_open of cfg at log level `level`, what it logs captured into said. */
+static dao_status open_logged(dao_config cfg, dao_log_level level, dao_ctx *out, char *said,
+			      size_t len)
+{
+	struct test_capture cap;
+	dao_status st;
+
+	cfg.log_level = level;
+	test_capture_start(&cap);
+	st = dao_open(&cfg, out);
+	test_capture_stop(&cap, said, len);
+	return st;
+}
+
+/* The flags of ctx's device (dao_info.flags). */
+static uint32_t device_flags(dao_ctx ctx)
+{
+	dao_info info;
+
+	TEST_TRY(dao_info_get(ctx, &info));
+	return info.flags;
+}
+
 static void test_conflicts(void)
 {
 	dao_config a = test_config(4 * MiB, DAO_POLICY_BELADY, 8, 0);
@@ -382,7 +405,6 @@ static void test_conflicts(void)
 	dao_ctx first, second, third = { 4242 };
 	dao_stats s1, s2;
 	dao_buf buf;
-	struct test_capture cap;
 	char said[1024];
 	dao_status st;
 
@@ -428,18 +450,12 @@ static void test_conflicts(void)
 	TEST_TRY(dao_close(first, NULL));
 
 	a = test_config(2 * MiB, DAO_POLICY_PLAN, 8, DAO_CONFIG_PLAN_DAO_ORDER);
-	a.log_level = DAO_LOG_INFO;
-	test_capture_start(&cap);
-	st = dao_open(&a, &first);
-	test_capture_stop(&cap, said, sizeof(said));
+	st = open_logged(a, DAO_LOG_INFO, &first, said, sizeof(said));
 	TAP_IS_STATUS(st, DAO_OK, "a shared context with dao's plan order");
 	tap_ok(strstr(said, "policy plan, lookahead 8, plan order dao's") != NULL,
 	       "the log says the order it fixes");
 	b = test_config(0, DAO_POLICY_DEFAULT, 8, DAO_CONFIG_PLAN_CLEAN_FIRST);
-	b.log_level = DAO_LOG_ERROR;
-	test_capture_start(&cap);
-	st = dao_open(&b, &third);
-	test_capture_stop(&cap, said, sizeof(said));
+	st = open_logged(b, DAO_LOG_ERROR, &third, said, sizeof(said));
 	TAP_IS_STATUS(st, DAO_ERR_CONFLICT, "a second asking for clean first: CONFLICT");
 	tap_ok(strstr(said, "with another plan order") && strstr(said, "plan order dao's)"),
 	       "the log names the setting and the device's order");
@@ -447,13 +463,8 @@ static void test_conflicts(void)
 	TAP_IS_STATUS(dao_open(&b, &second), DAO_OK, "a second asking for dao's order: OK");
 	b = test_config(0, DAO_POLICY_DEFAULT, 8, 0);
 	TAP_IS_STATUS(dao_open(&b, &third), DAO_OK, "a second leaving it unset: OK");
-	{
-		dao_info info;
-
-		TEST_TRY(dao_info_get(third, &info));
-		TAP_IS_U64(info.flags & DAO_CONFIG_PLAN_ORDER, DAO_CONFIG_PLAN_DAO_ORDER,
-			   "and its device's flags say dao's order");
-	}
+	TAP_IS_U64(device_flags(third) & DAO_CONFIG_PLAN_ORDER, DAO_CONFIG_PLAN_DAO_ORDER,
+		   "and its device's flags say dao's order");
 	TEST_TRY(dao_close(third, NULL));
 	TEST_TRY(dao_close(second, NULL));
 	TEST_TRY(dao_close(first, NULL));
@@ -461,31 +472,20 @@ static void test_conflicts(void)
 	/* Eager plan prefetches: given to a context that does not ask,
 	 * never taken from one that does. */
 	a = test_config(2 * MiB, DAO_POLICY_PLAN, 8, DAO_CONFIG_PLAN_EAGER);
-	a.log_level = DAO_LOG_INFO;
-	test_capture_start(&cap);
-	st = dao_open(&a, &first);
-	test_capture_stop(&cap, said, sizeof(said));
+	st = open_logged(a, DAO_LOG_INFO, &first, said, sizeof(said));
 	TAP_IS_STATUS(st, DAO_OK, "a shared context with eager plan prefetches");
 	tap_ok(strstr(said, "policy plan, lookahead 8, plan prefetches eager") != NULL,
 	       "the log says its prefetches are eager");
 	b = test_config(0, DAO_POLICY_DEFAULT, 8, 0);
 	TAP_IS_STATUS(dao_open(&b, &second), DAO_OK, "a second leaving it unset: OK");
-	{
-		dao_info info;
-
-		TEST_TRY(dao_info_get(second, &info));
-		TAP_IS_U64(info.flags & DAO_CONFIG_PLAN_EAGER, DAO_CONFIG_PLAN_EAGER,
-			   "and its device's flags say eager");
-	}
+	TAP_IS_U64(device_flags(second) & DAO_CONFIG_PLAN_EAGER, DAO_CONFIG_PLAN_EAGER,
+		   "and its device's flags say eager");
 	TEST_TRY(dao_close(second, NULL));
 	TEST_TRY(dao_close(first, NULL));
 	a = test_config(2 * MiB, DAO_POLICY_PLAN, 8, 0);
 	TAP_IS_STATUS(dao_open(&a, &first), DAO_OK, "a device whose plan prefetches wait");
 	b = test_config(0, DAO_POLICY_DEFAULT, 8, DAO_CONFIG_PLAN_EAGER);
-	b.log_level = DAO_LOG_ERROR;
-	test_capture_start(&cap);
-	st = dao_open(&b, &second);
-	test_capture_stop(&cap, said, sizeof(said));
+	st = open_logged(b, DAO_LOG_ERROR, &second, said, sizeof(said));
 	TAP_IS_STATUS(st, DAO_ERR_CONFLICT, "a second asking for eager prefetches: CONFLICT");
 	tap_ok(strstr(said, "with another plan prefetch") != NULL, "the log names the setting");
 	TEST_TRY(dao_close(first, NULL));
