@@ -374,7 +374,6 @@ static void test_backends(void)
 	test_clear_env();
 }
 
-/* Contexts without DAO_CONFIG_PRIVATE share one device per backend. */
 /* dao_open of cfg at log level `level`, what it logs captured into said. */
 static dao_status open_logged(dao_config cfg, dao_log_level level, dao_ctx *out, char *said,
 			      size_t len)
@@ -398,6 +397,7 @@ static uint32_t device_flags(dao_ctx ctx)
 	return info.flags;
 }
 
+/* Contexts without DAO_CONFIG_PRIVATE share one device per backend. */
 static void test_conflicts(void)
 {
 	dao_config a = test_config(4 * MiB, DAO_POLICY_BELADY, 8, 0);
