@@ -7,6 +7,7 @@
 set -u
 
 bin=${DAOSIM:-build/bin/daosim}
+tracegen=${TRACEGEN:-build/bin/dao-tracegen}
 # The checks below set the DAO_* variables they are about, and only those.
 unset DAO_POLICY DAO_LOOKAHEAD DAO_DEVICE_BUDGET DAO_BACKEND
 tmp=$(mktemp -d)
@@ -102,10 +103,19 @@ ok $? "JSON: the segment LP bound is there, >= the segment cut, <= every policy,
 [ $? = 0 ] && [ "$(json "$tmp/nl.json" 'my $t = $j->{traces}[0]; exists $t->{segment_lp_bound_ns} && !defined $t->{segment_lp_bound_ns}')" = 1 ]
 ok $? "--segment-lp-limit 0 skips the segment LP bound: a null field"
 # The planned schedule: an upper bound, the best checked schedule the
-# planner found, so between the largest lower bound and every policy run
-# with the planner's knowledge (the whole trace: daosim's default lookahead).
+# planner found, so between the largest lower bound and every policy run.
 [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; my $p = $t->{plan_ns}; defined $p && $p >= $t->{largest_time_bound_ns} && !grep { $_->{modeled_ns} < $p || abs($_->{time_ratio_to_plan} - $_->{modeled_ns} / $p) > 1e-6 } @{$t->{policies}}')" = 1 ]
 ok $? "JSON: the planned schedule lies between the largest bound and every policy; time / plan agrees"
+# Runs at settings of their own (here a window of one kernel, which no
+# candidate of the planner's own has) are candidates too: the plan is never
+# slower than a schedule daosim reports beside it. On this small LSTM lru
+# at that window is faster than every candidate at the planner's windows.
+"$tracegen" lstm --layers 2 --seq 3 --batch 6 --hidden 67 --classes 169 --iters 2 -o "$tmp/lstm.trace" &&
+	"$bin" --policy all --budget 33% --lookahead 1 --json "$tmp/lstm.trace" >"$tmp/w1.json" 2>"$tmp/err" &&
+	"$bin" --policy all --budget 33% --json "$tmp/lstm.trace" >"$tmp/w0.json" 2>"$tmp/err"
+[ $? = 0 ] && [ "$(json "$tmp/w1.json" 'my $t = $j->{traces}[0]; my $p = $t->{plan_ns}; defined $p && !grep { $_->{modeled_ns} < $p } @{$t->{policies}}')" = 1 ] &&
+	[ "$(json "$tmp/w1.json" 'my ($lru) = grep { $_->{policy} eq "lru" } @{$j->{traces}[0]{policies}}; $lru->{modeled_ns} < $k->{traces}[0]{plan_ns} && $j->{traces}[0]{plan_schedule}{lookahead} == 1' "$tmp/w0.json")" = 1 ]
+ok $? "JSON: at --lookahead 1 the runs are candidates of the plan: no policy is faster than it, and lru's window-1 run beats the plan of the planner's windows"
 grep -q "^  planned schedule [0-9.]* ms ([a-z]* at a window of [0-9]* kernels: h2d [0-9.]* [KMG]*i*B, d2h [0-9.]* [KMG]*i*B)" "$tmp/table" && grep -q "time/plan" "$tmp/table"
 ok $? "table: the planned schedule's line, which schedule it is, and the time/plan column"
 # The schedule it names is one daosim runs: that policy at that window

@@ -376,6 +376,12 @@ static int solve_bound(const char *path, const struct dao_trace *t,
 		       struct trace_report *tr, size_t i)
 {
 	const struct bound *b = bound_table[i];
+	struct replay_opts runs = {
+		.lookahead = o->lookahead,
+		.marks = o->marks,
+		.plan_order = o->plan_order,
+		.plan_eager = o->plan_eager,
+	};
 	struct bound_input in = {
 		.trace = t,
 		.profile = p,
@@ -384,6 +390,7 @@ static int solve_bound(const char *path, const struct dao_trace *t,
 		.cpu_limit_s = b->limit_option ? o->limit_s[i] : 0,
 		.before = tr->bounds,
 		.nbefore = i,
+		.runs = &runs,
 	};
 	struct bound_schedule sched = { 0 };
 	char err[512];

@@ -115,8 +115,9 @@ static void text_bounds(FILE *f, const struct trace_report *tr, double u, const 
 			fprintf(f, "%s %.3f %s", b->name, v->value / u, un);
 		}
 		if (v->known && b->json_schedule)
-			fprintf(f, " (%s at a window of %u kernels%s%s%s%s: h2d %.3f %s, d2h %.3f %s)",
+			fprintf(f, " (%s at a window of %u kernel%s%s%s%s%s: h2d %.3f %s, d2h %.3f %s)",
 				dao_policy_name(v->schedule.policy), v->schedule.lookahead,
+				v->schedule.lookahead == 1 ? "" : "s",
 				schedule_marks_text[v->schedule.marks],
 				v->schedule.plan_order ? ", the plan order " : "",
 				v->schedule.plan_order ? replay_plan_order_name(v->schedule.plan_order) : "",

@@ -69,6 +69,11 @@ struct bound_input {
 	/* An upper row with json_schedule fills it on DAO_OK; NULL for the
 	 * other rows. */
 	struct bound_schedule *schedule;
+	/* The settings daosim's own runs replay the trace with (their
+	 * window, marks, plan order and eager prefetches; policy and budget
+	 * are not read), so that an upper row can count those schedules
+	 * too; NULL: none. */
+	const struct replay_opts *runs;
 };
 
 struct bound {

@@ -4,7 +4,9 @@
  * time (Documentation/daosim.md, "The planned schedule").
  *
  * The planner searches among complete schedules that libdao's executor
- * produces: each policy of the table of policies (dao_policy 1, 2, ...
+ * produces: first, where daosim's own runs have settings none of the
+ * candidates below has, each policy with them (so no run reported beside
+ * the plan is faster); then each policy of the table of policies (dao_policy 1, 2, ...
  * until dao_policy_name says "unknown", so a policy added to libdao is a
  * candidate without a change here), with each of two windows, replays the
  * trace on the same device model as daosim's runs, and the fastest
@@ -117,8 +119,23 @@ static dao_status plan_solve(const struct bound_input *in, uint64_t *value, char
 	static const uint32_t orders[] = { 0, DAO_CONFIG_PLAN_DAO_ORDER,
 					   DAO_CONFIG_PLAN_CLEAN_FIRST };
 	struct plan_search q = { .start = cpu_s(), .best = UINT64_MAX, .best_plan = UINT64_MAX };
+	const struct replay_opts *r = in->runs;
 	dao_status st = DAO_OK;
 
+	/*
+	 * The settings daosim's own runs have, where the candidates below do
+	 * not have them (another window, marks, order or eager prefetches):
+	 * every policy with them first, so that no schedule daosim reports
+	 * beside the plan is faster than it.
+	 */
+	if (r && (r->marks != REPLAY_MARKS_TRACE || r->plan_order || r->plan_eager ||
+		  (r->lookahead != PLAN_WINDOW_MAX && r->lookahead != PLAN_WINDOW_MIN)))
+		for (dao_policy p = 1; strcmp(dao_policy_name(p), "unknown"); p++)
+			TRY(((struct bound_schedule){ .policy = p,
+						      .lookahead = r->lookahead,
+						      .marks = r->marks,
+						      .plan_order = r->plan_order,
+						      .plan_eager = r->plan_eager }));
 	for (size_t w = 0; w < sizeof(plan_windows) / sizeof(plan_windows[0]); w++)
 		for (dao_policy p = 1; strcmp(dao_policy_name(p), "unknown"); p++)
 			TRY(((struct bound_schedule){ .policy = p, .lookahead = plan_windows[w] }));
