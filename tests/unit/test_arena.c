@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_arena.c - the device memory manager on its own: TLSF placement,
- * splitting, coalescing, the exact-fit path under a full arena, fences
+ * splitting, coalescing, the exact-fit path under a full arena, a fit
+ * found whenever a free range holds it (random, at three alignments), fences
  * carried by free space, and the paged mode's oldest-first reuse.
  */
 #include <stdlib.h>
@@ -88,6 +89,84 @@ static void test_exact_fit(void)
 	arena_destroy(&a);
 }
 
+/* The largest gap between the blocks in use (n of them, in an arena of
+ * `size` bytes): the largest block a contiguous arena must find. */
+static uint64_t largest_gap(struct dao_block **in_use, int n, uint64_t size)
+{
+	uint64_t gap = 0, end = 0;
+
+	for (;;) {
+		struct dao_block *next = NULL;
+
+		for (int i = 0; i < n; i++)
+			if (in_use[i]->off >= end && (!next || in_use[i]->off < next->off))
+				next = in_use[i];
+		if (!next)
+			return size - end > gap ? size - end : gap;
+		if (next->off - end > gap)
+			gap = next->off - end;
+		end = next->off + next->size;
+	}
+}
+
+/* Whenever a free range holds the size asked for, arena_alloc finds one,
+ * at every size: with an alignment of 1 (daosim's device files) the
+ * smallest classes are one byte wide, and 16-31 bytes were never searched
+ * above their own class. Random allocations and frees, each checked
+ * against the largest gap between the blocks in use. */
+static void test_always_fits(void)
+{
+	static const uint64_t aligns[] = { 1, 8, 256 };
+	unsigned seed = 2611;
+	int small_ok = 1, found = 1, disjoint = 1;
+
+	for (size_t k = 0; k < sizeof(aligns) / sizeof(aligns[0]); k++) {
+		uint64_t al = aligns[k], size = 4096 * al;
+		struct dao_block *in_use[64];
+		dao_fence z = { { 0 } };
+		struct dao_arena a;
+		int n = 0;
+
+		if (!arena_init(&a, size, al, true))
+			tap_bail("arena_init");
+		for (uint64_t s = al; s <= 300 * al; s += al) {
+			struct dao_block *b = arena_alloc(&a, s);
+
+			small_ok &= b != NULL;
+			if (b)
+				arena_free(&a, b, &z);
+		}
+		for (int step = 0; step < 20000; step++) {
+			if (n == 64 || (n && rand_r(&seed) % 2)) {
+				int i = rand_r(&seed) % n;
+
+				arena_free(&a, in_use[i], &z);
+				in_use[i] = in_use[--n];
+			} else {
+				/* Mostly small sizes, now and then a large one. */
+				uint64_t s = al * (1 + (rand_r(&seed) % 4 ? rand_r(&seed) % 40
+									  : rand_r(&seed) % 600));
+				bool fits = largest_gap(in_use, n, size) >= s;
+				struct dao_block *b = arena_alloc(&a, s);
+
+				found &= !fits || b;
+				if (b) {
+					for (int i = 0; i < n; i++)
+						disjoint &= b->off + b->size <= in_use[i]->off ||
+							    in_use[i]->off + in_use[i]->size <= b->off;
+					in_use[n++] = b;
+				}
+			}
+		}
+		while (n)
+			arena_free(&a, in_use[--n], &z);
+		arena_destroy(&a);
+	}
+	tap_ok(small_ok, "an empty contiguous arena gives every size up to 300 units, at alignments 1, 8, 256");
+	tap_ok(found, "random allocations: a free range that holds the size is always found");
+	tap_ok(disjoint, "random allocations: blocks in use never overlap");
+}
+
 static void test_paged(void)
 {
 	struct dao_arena a;
@@ -122,6 +201,7 @@ int main(void)
 {
 	test_contiguous();
 	test_exact_fit();
+	test_always_fits();
 	test_paged();
 	tap_plan_done();
 	return tap_exit();

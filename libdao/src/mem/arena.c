@@ -187,9 +187,11 @@ struct dao_block *arena_alloc(struct dao_arena *a, uint64_t size)
 			a->peak = a->used;
 		return b;
 	}
-	/* Every block of the next bin up is large enough: O(1). */
+	/* Every block of the next bin up is large enough: O(1). Rounding
+	 * size up to its bin's width (one byte from 16 to 31, where the
+	 * round-up adds nothing) may only fail by overflowing. */
 	m = msb64(size);
-	if (m >= (int)ARENA_SL_BITS && size + (1ull << (m - ARENA_SL_BITS)) - 1 > size) {
+	if (m >= (int)ARENA_SL_BITS && size + (1ull << (m - ARENA_SL_BITS)) - 1 >= size) {
 		bin_of(size + (1ull << (m - ARENA_SL_BITS)) - 1, &fl, &sl);
 		b = search_from(a, fl, sl);
 	} else if (m < (int)ARENA_SL_BITS) {
