@@ -231,6 +231,18 @@ printf 'name slow\nh2d_gbps 1\nd2h_gbps 1\ntflops 1\nmem_gbps 10\nmemory_gib 1\n
 ok $? "runs with a device file"
 [ "$(json "$tmp/j.json" '$j->{device}{name} eq "slow" && $j->{device}{h2d_bytes_per_s} == 1e9 && $j->{device}{launch_ns} == 1000')" = 1 ]
 ok $? "JSON reports the device file's model"
+# A contiguous device places every buffer whole, at any size: buffers of 1
+# to 40 bytes (the arena once refused 16-31 bytes on this device).
+printf 'name pool\nh2d_gbps 1\nd2h_gbps 1\ntflops 1\nmem_gbps 10\nmemory_gib 1\ncontiguous 1\n' >"$tmp/pool"
+{
+	echo 'dao-trace 1'
+	for i in $(seq 1 40); do echo "b $i $i"; done
+	for i in $(seq 1 40); do echo "k w$i 1000 r=- w=$i rw=-"; done
+	for i in $(seq 1 40); do echo "k r$i 1000 r=$i,$((41 - i)) w=- rw=-"; done
+} >"$tmp/tiny.trace"
+"$bin" --device "$tmp/pool" --policy all --budget 25% --json "$tmp/tiny.trace" >"$tmp/j.json" 2>"$tmp/err"
+[ $? = 0 ] && [ "$(json "$tmp/j.json" 'my $t = $j->{traces}[0]; @{$t->{policies}} == 5 && defined $t->{plan_ns} && !grep { $_->{kernels} != 80 } @{$t->{policies}}')" = 1 ]
+ok $? "a contiguous device file replays buffers of 1-40 bytes under every policy ($(head -c 150 "$tmp/err" | tr '\n' ' '))"
 
 # The simulated host allocates nothing: a trace larger than this machine's
 # memory replays (three 4 TiB buffers, each read alone).
