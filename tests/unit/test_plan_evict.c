@@ -276,7 +276,7 @@ static void test_random(double d2h_rate, uint32_t read_pct, bool fixed_clean_fir
 {
 	bool choose = d2h_rate > 0;
 	uint32_t seed = 2026;
-	int bad = 0, gaps = 0, left = 0, clean_first = 0;
+	int bad = 0, gaps = 0, left = 0, clean_first = 0, at_bad = 0;
 
 	for (int round = 0; round < 400; round++) {
 		struct rit t;
@@ -323,8 +323,13 @@ static void test_random(double d2h_rate, uint32_t read_pct, bool fixed_clean_fir
 				bad++;
 			}
 		}
+		uint32_t uses_seen[16] = { 0 };
+
 		for (size_t i = 0; i < t.nops; i++) {
-			uint32_t b = t.ops[i].buf;
+			uint32_t b = t.ops[i].buf, gap = UINT32_MAX;
+			/* The gap opens at op i's use of b: its index among
+			 * the plan's uses. */
+			uint32_t opens = p->use_start[index[b]] + uses_seen[b]++;
 			bool wrap;
 			long n = next_of(&t, b, i, &wrap);
 			uint64_t off;
@@ -334,6 +339,13 @@ static void test_random(double d2h_rate, uint32_t read_pct, bool fixed_clean_fir
 			off = (uint64_t)n + 1 + (wrap ? t.nops + 1 : 0);
 			gaps++;
 			left += marked[i];
+			if (plan_gap_at(p, index[b], off, &gap) == PLAN_GAP_NONE || gap != opens ||
+			    !p->evicted[gap] != !marked[i]) {
+				if (!at_bad)
+					tap_diag("round %d: op %zu (buffer %u): gap %u, the use that opens it %u",
+						 round, i, b, gap, opens);
+				at_bad++;
+			}
 			if (plan_evicted(p, index[b], off) != marked[i]) {
 				if (!bad)
 					tap_diag("round %d: op %zu (buffer %u): replay %d, reference %d",
@@ -346,6 +358,7 @@ static void test_random(double d2h_rate, uint32_t read_pct, bool fixed_clean_fir
 		plan_record_free(&r);
 	}
 	tap_diag("%d gaps, %d left the device in the reference", gaps, left);
+	tap_ok(!at_bad, "every gap's index (plan_gap_at) is the use that opens it, with its verdict");
 	if (!choose) {
 		tap_ok(!bad && left > gaps / 10 && left < gaps,
 		       "400 random iterations in %s: every gap as the reference says",

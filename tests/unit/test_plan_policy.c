@@ -274,6 +274,52 @@ static void test_clean(void)
 }
 
 /*
+ * The run evicts, with its write-back, a record in a gap where the plan's
+ * replay keeps it (the executor evicts for prefetches a window ahead, the
+ * replay only for the kernel that needs room): from then on dao's rule
+ * decides in that gap, and only there, for as long as the plan is
+ * followed. The iterations of test_clean: parameter 1 stays in both its
+ * gaps (its use at op 1 to op 4, and op 4 to the next iteration's op 1).
+ */
+static void test_contradicted(void)
+{
+	struct policy_device dev = device(true);
+	struct job j;
+
+	if (policy_plan.create(&dev, &j.s) != DAO_OK)
+		tap_bail("plan: create");
+	op(&j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
+	mark(&j, 10, 1);
+	iteration(&j, 10, 100, 63 * MB, false);
+	policy_plan.evicted_dirty(j.s, 1, 21); /* no plan yet: nothing to learn */
+	mark(&j, 15, 2);
+	iteration(&j, 15, 200, 63 * MB, false);
+	tap_ok(!clean_tight(&j, 1, 21, 17) && !clean_tight(&j, 1, 19, 20),
+	       "before: parameter 1 stays in both gaps, and a gap learned before the plan counts "
+	       "for nothing");
+	policy_plan.evicted_dirty(j.s, 2, 23); /* a gap where it leaves: nothing new */
+	policy_plan.evicted_dirty(j.s, 1, 21);
+	tap_ok(clean_tight(&j, 1, 21, 17) && !clean(&j, 1, 21, 17, 0),
+	       "evicted dirty in the gap up to its use in the next iteration: there dao's answer, "
+	       "either way");
+	tap_ok(!clean_tight(&j, 1, 19, 20), "its other gap still stays");
+	tap_ok(clean(&j, 2, 23, 17, 0) && !clean_fq(&j, 2, 23, 17, 1900000, 2000000),
+	       "parameter 2, evicted where the plan says it leaves: the plan's answer as before");
+	mark(&j, 20, 3);
+	iteration(&j, 20, 300, 63 * MB, false);
+	tap_ok(counts(&j).followed == 1 && clean_tight(&j, 1, 26, 22) && !clean_tight(&j, 1, 24, 25),
+	       "the plan followed on: the same gap of the next iteration is dao's, the other "
+	       "stays");
+	op(&j, 25, 1, (struct policy_use[]){ { 9, MB, DAO_R } }); /* a departure */
+	mark(&j, 26, 4);
+	iteration(&j, 26, 400, 63 * MB, false);
+	mark(&j, 31, 5);
+	tap_ok(counts(&j).built >= 2 && !clean_tight(&j, 1, 37, 33),
+	       "a plan built since (after the departure) starts with nothing learned");
+	policy_plan.destroy(j.s);
+}
+
+/*
  * An iteration queued whole when its mark is reached (its end mark is
  * queued: a window longer than the iteration) is planned from its own
  * ops, at the mark, on a device that builds there; the iterations of
@@ -605,6 +651,7 @@ int main(void)
 	       "plan is a row of the table of policies");
 	test_modeled();
 	test_clean();
+	test_contradicted();
 	test_queued_whole();
 	test_order();
 	test_order_fixed();

@@ -207,6 +207,8 @@ static dao_status evict(struct device *d, struct rec *r)
 		return st;
 	if (!moved)
 		d->stats.drops++;
+	else if (d->policy.ops->evicted_dirty)
+		d->policy.ops->evicted_dirty(d->policy.state, r->id, r->key);
 	victim_remove(d, r);
 	drop_block(d, r);
 	d->stats.evictions++;

@@ -25,7 +25,9 @@
  * dirty record is cleaned ahead where the plan's replay of the iteration
  * on a device of the budget's size evicts it before its next use, and
  * only there (plan_says, plan_evict.c), as far ahead as the h2d engine's
- * queue allows. Where the plan's replay kept the order clean first (its
+ * queue allows; where the run has evicted it dirty in a gap where the
+ * replay keeps it, dao's rule decides in that gap from then on
+ * (plan_evicted_dirty). Where the plan's replay kept the order clean first (its
  * busier copy engine less busy so), a dirty record is evicted only when
  * no clean one is left, and no record the plan cannot judge is cleaned
  * ahead. Everything else (dirty data apart, prefetch, fetch room,
@@ -68,6 +70,10 @@ struct plan_state {
 	uint64_t seq_start;       /* ops before it were queued before the policy started */
 	struct plan *follow;      /* followed since the last mark; NULL: none */
 	bool departed;            /* from follow, since the last mark */
+	/* Per gap of follow (plan_gap_at): the run evicted the record with
+	 * its write-back there, where follow's replay keeps it (NULL: none
+	 * known, or no room to know). */
+	uint8_t *contradicted;
 	/* A record was keyed by a plan since core last re-ranked them all:
 	 * only then does leaving the plan change the order (a re-rank costs
 	 * the keys of records core predicts from the last iteration, which it
@@ -190,6 +196,8 @@ static void stop_following(struct plan_state *s)
 {
 	plan_free(s->follow);
 	s->follow = NULL;
+	free(s->contradicted);
+	s->contradicted = NULL;
 	free(s->bound);
 	s->bound = NULL;
 	plan_map_free(&s->fresh);
@@ -393,8 +401,12 @@ static void hand_off(struct plan_state *s, const struct policy_mark *m, size_t k
  * just reached: the ops already recorded after it are checked now. */
 static void follow_from_mark(struct plan_state *s, struct plan *p)
 {
-	if (p != s->follow)
+	if (p != s->follow) {
 		stop_following(s);
+		/* What the run contradicted holds for as long as the plan
+		 * is followed; without room for it, nothing is learned. */
+		s->contradicted = calloc(p->use_start[p->nbufs] ? p->use_start[p->nbufs] : 1, 1);
+	}
 	free(s->bound);
 	s->bound = NULL;
 	plan_map_free(&s->fresh);
@@ -609,26 +621,28 @@ static uint64_t plan_fetch_room(void *state, struct policy_fetch_room *q)
  * candidate in the gap that ends at its next use (a next use in the next
  * iteration, for a buffer the iteration found, is its first use there),
  * for a record the plan holds at a key that is one of its uses, while the
- * iteration follows the plan. The window's peak room says only that some
- * record must leave before the candidate's next use, and where the window
- * ends it says nothing; the replay says which. Cleaning one that stays
- * until it is rewritten is d2h time thrown away: on the tiled Cholesky at
- * 33% a quarter of dao's write-backs, on the CNN at 50% a fifth of the
- * plan's at libdao's window (daosim.md, "The iteration planned from its
- * own ops").
+ * iteration follows the plan; *gap gets the gap's index where it is not
+ * PLAN_GAP_NONE. The window's peak room says only that some record must
+ * leave before the candidate's next use, and where the window ends it
+ * says nothing; the replay says which. Cleaning one that stays until it
+ * is rewritten is d2h time thrown away: on the tiled Cholesky at 33% a
+ * quarter of dao's write-backs, on the CNN at 50% a fifth of the plan's
+ * at libdao's window (daosim.md, "The iteration planned from its own
+ * ops").
  */
-static enum plan_gap plan_says(const struct plan_state *s, const struct policy_clean *c)
+static enum plan_gap plan_says(const struct plan_state *s, uint64_t id, uint64_t key,
+			       uint32_t *gap)
 {
 	const struct plan *p = in_force(s);
 	uint32_t b;
 
-	if (!p || c->key >= POLICY_KEY_UNKNOWN || c->key <= s->mark_seq)
+	if (!p || key >= POLICY_KEY_UNKNOWN || key <= s->mark_seq)
 		return PLAN_GAP_NONE;
-	if (!plan_map_get(&p->persistent_ids, c->id, &b) && !plan_map_get(&s->fresh, c->id, &b))
+	if (!plan_map_get(&p->persistent_ids, id, &b) && !plan_map_get(&s->fresh, id, &b))
 		return PLAN_GAP_NONE;
 	/* A key that is no use of the record's in the plan is a guess the
 	 * plan cannot judge (PLAN_GAP_NONE). */
-	return plan_gap(p, b, c->key - s->mark_seq);
+	return plan_gap_at(p, b, key - s->mark_seq, gap);
 }
 
 /*
@@ -647,10 +661,15 @@ static enum plan_gap plan_says(const struct plan_state *s, const struct policy_c
  */
 static bool plan_clean(void *state, struct policy_clean *c)
 {
-	switch (plan_says(state, c)) {
+	const struct plan_state *s = state;
+	uint32_t gap;
+
+	switch (plan_says(s, c->id, c->key, &gap)) {
 	case PLAN_GAP_LEAVES:
 		return policy_clean_in_time(c, c->fetch_queue_ns);
 	case PLAN_GAP_STAYS:
+		if (s->contradicted && s->contradicted[gap])
+			break; /* the run evicts it there: dao's rule */
 		return false;
 	case PLAN_GAP_NONE:
 		break;
@@ -661,6 +680,26 @@ static bool plan_clean(void *state, struct policy_clean *c)
 	return policy_dao.clean(NULL, c);
 }
 
+/*
+ * The run evicted a dirty record, with its write-back, in a gap where the
+ * plan's replay keeps it: the executor's victims are not the replay's
+ * there (it evicts for prefetches a window ahead, the replay only when a
+ * kernel needs room), so "it stays" is not followed in that gap again
+ * while this plan is: dao's rule decides there, and the next iteration's
+ * eviction finds it cleaned. Only that gap: elsewhere the replay may
+ * still be right, and on the CNN at 33% one wrong gap is no reason to
+ * clean the write-backs the replay saves everywhere (daosim.md, "When
+ * the run evicts what the plan keeps").
+ */
+static void plan_evicted_dirty(void *state, uint64_t id, uint64_t key)
+{
+	struct plan_state *s = state;
+	uint32_t gap;
+
+	if (s->contradicted && plan_says(s, id, key, &gap) == PLAN_GAP_STAYS)
+		s->contradicted[gap] = 1;
+}
+
 const struct dao_policy_ops policy_plan = {
 	.create = plan_create,
 	.destroy = plan_destroy,
@@ -669,6 +708,7 @@ const struct dao_policy_ops policy_plan = {
 	.fetch_now = plan_fetch_now,
 	.fetch_room = plan_fetch_room,
 	.clean = plan_clean,
+	.evicted_dirty = plan_evicted_dirty,
 	.iteration = plan_iteration,
 	.queued = plan_queued,
 	.summary = plan_summary,

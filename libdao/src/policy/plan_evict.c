@@ -366,7 +366,7 @@ static enum plan_gap gap_of(bool evicted)
 	return evicted ? PLAN_GAP_LEAVES : PLAN_GAP_STAYS;
 }
 
-enum plan_gap plan_gap(const struct plan *p, uint32_t b, uint64_t next_off)
+enum plan_gap plan_gap_at(const struct plan *p, uint32_t b, uint64_t next_off, uint32_t *gap)
 {
 	uint32_t first = p->use_start[b], end = p->use_start[b + 1], k;
 
@@ -377,14 +377,25 @@ enum plan_gap plan_gap(const struct plan *p, uint32_t b, uint64_t next_off)
 		 * use here. */
 		if (!p->persistent[b] || p->use_off[first] != next_off - p->len)
 			return PLAN_GAP_NONE;
+		*gap = end - 1;
 		return gap_of(p->evicted[end - 1]);
 	}
 	k = plan_use_after(p, b, next_off - 1);
 	if (k == end || p->use_off[k] != next_off)
 		return PLAN_GAP_NONE;
-	if (k == first) /* from the last iteration's last use */
+	if (k == first) { /* from the last iteration's last use */
+		*gap = end - 1;
 		return gap_of(p->persistent[b] && p->evicted[end - 1]);
+	}
+	*gap = k - 1;
 	return gap_of(p->evicted[k - 1]);
+}
+
+enum plan_gap plan_gap(const struct plan *p, uint32_t b, uint64_t next_off)
+{
+	uint32_t gap;
+
+	return plan_gap_at(p, b, next_off, &gap);
 }
 
 bool plan_evicted(const struct plan *p, uint32_t b, uint64_t next_off)

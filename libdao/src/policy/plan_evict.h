@@ -32,6 +32,10 @@ dao_status plan_choose_evictions(struct plan *p, uint64_t budget, double h2d_byt
  * cannot judge that gap), or before the replay has run. */
 enum plan_gap { PLAN_GAP_NONE, PLAN_GAP_STAYS, PLAN_GAP_LEAVES };
 enum plan_gap plan_gap(const struct plan *p, uint32_t b, uint64_t next_off);
+/* The same, and where it is not PLAN_GAP_NONE, *gap gets the gap's
+ * index: one of the plan's uses (the one that opens it), below
+ * use_start[nbufs]. */
+enum plan_gap plan_gap_at(const struct plan *p, uint32_t b, uint64_t next_off, uint32_t *gap);
 
 /* Whether the replay evicts b in that gap (plan_gap's PLAN_GAP_LEAVES). */
 bool plan_evicted(const struct plan *p, uint32_t b, uint64_t next_off);

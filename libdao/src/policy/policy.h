@@ -270,6 +270,10 @@ struct dao_policy_ops {
 	 * more this turn). NULL: never. */
 	bool (*clean)(void *state, struct policy_clean *c);
 
+	/* A dirty record was evicted with its write-back (nothing had
+	 * cleaned it ahead); key: its rank's then. NULL: unused. */
+	void (*evicted_dirty)(void *state, uint64_t id, uint64_t key);
+
 	/* Hooks, NULL when unused: an iteration mark executed; an op entered
 	 * the access-pattern table (in the order of the device's stream). */
 	enum policy_after (*iteration)(void *state, const struct policy_mark *m);
