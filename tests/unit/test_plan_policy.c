@@ -235,16 +235,22 @@ static bool clean_tight(struct job *j, uint64_t id, uint64_t key, uint64_t walk_
  * The window (walk_end) shows nothing that needs room, and every record
  * the table holds fits.
  */
-static void test_clean(void)
+static void start_tight(struct job *j)
 {
 	struct policy_device dev = device(true);
+
+	if (policy_plan.create(&dev, &j->s) != DAO_OK)
+		tap_bail("plan: create");
+	op(j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
+	mark(j, 10, 1);
+	iteration(j, 10, 100, 63 * MB, false);
+}
+
+static void test_clean(void)
+{
 	struct job j;
 
-	if (policy_plan.create(&dev, &j.s) != DAO_OK)
-		tap_bail("plan: create");
-	op(&j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
-	mark(&j, 10, 1);
-	iteration(&j, 10, 100, 63 * MB, false);
+	start_tight(&j);
 	tap_ok(!clean(&j, 2, 23, 17, 0), "no plan yet: dao's answer (everything live fits: not cleaned)");
 	mark(&j, 15, 2);
 	iteration(&j, 15, 200, 63 * MB, false);
@@ -283,14 +289,9 @@ static void test_clean(void)
  */
 static void test_contradicted(void)
 {
-	struct policy_device dev = device(true);
 	struct job j;
 
-	if (policy_plan.create(&dev, &j.s) != DAO_OK)
-		tap_bail("plan: create");
-	op(&j, 5, 2, (struct policy_use[]){ { 1, MB, DAO_W }, { 2, MB, DAO_W } });
-	mark(&j, 10, 1);
-	iteration(&j, 10, 100, 63 * MB, false);
+	start_tight(&j);
 	policy_plan.evicted_dirty(j.s, 1, 21); /* no plan yet: nothing to learn */
 	mark(&j, 15, 2);
 	iteration(&j, 15, 200, 63 * MB, false);
