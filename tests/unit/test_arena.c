@@ -162,7 +162,9 @@ static void test_always_fits(void)
 			arena_free(&a, in_use[--n], &z);
 		arena_destroy(&a);
 	}
-	tap_ok(small_ok, "an empty contiguous arena gives every size up to 300 units, at alignments 1, 8, 256");
+	tap_ok(small_ok,
+	       "an empty contiguous arena gives every size up to 300 units, at alignments 1, 8, "
+	       "256");
 	tap_ok(found, "random allocations: a free range that holds the size is always found");
 	tap_ok(disjoint, "random allocations: blocks in use never overlap");
 }

@@ -221,7 +221,9 @@ static void test_random(void)
 	}
 	tap_ok(known, "random traces: the plan is found at every budget");
 	tap_ok(above, "random traces: the plan is never below the largest lower bound");
-	tap_ok(below, "random traces: the plan is never slower than a policy, at the runs' window, marks and plan settings or the whole window");
+	tap_ok(below,
+	       "random traces: the plan is never slower than a policy, at the runs' window, marks "
+	       "and plan settings or the whole window");
 }
 
 int main(void)
