@@ -23,6 +23,11 @@
  */
 #define CHOL_RESIDUAL_RATIO 30.0
 
+/* OpenBLAS threads for the residual check: as many as OpenBLAS started
+ * with (OPENBLAS_NUM_THREADS where the job sets it, else every core), read
+ * before the tile kernels' setting replaces it. */
+static int check_threads;
+
 /* The residual of l by the check asked for; NaN (which fails the check)
  * when the sampled check runs out of memory. */
 static double residual_of(const struct chol_options *o, const struct chol_problem *p,
@@ -30,10 +35,10 @@ static double residual_of(const struct chol_options *o, const struct chol_proble
 {
 	double r;
 
-	/* Both checks are large BLAS calls in plain memory: all cores help.
-	 * No libdao context is open now, so no tile kernel shares the
-	 * OpenBLAS setting. */
-	openblas_set_num_threads(openblas_get_num_procs());
+	/* Both checks are large BLAS calls in plain memory: every thread
+	 * the job gives OpenBLAS helps. No libdao context is open now, so
+	 * no tile kernel shares the OpenBLAS setting. */
+	openblas_set_num_threads(check_threads);
 	if (o->check == CHOL_CHECK_FULL)
 		r = chol_residual(p, l, scratch);
 	else if (chol_residual_sample(p, l, o->seed, &r)) {
@@ -146,6 +151,7 @@ int main(int argc, char **argv)
 		return ret;
 	/* Measured on tiles of 256 to 1024 (Documentation/benchmarks.md):
 	 * one thread per tile kernel is the default. */
+	check_threads = openblas_get_num_threads();
 	openblas_set_num_threads(o.threads);
 
 	if (chol_problem_init(&p, o.n, o.tile, o.seed)) {
