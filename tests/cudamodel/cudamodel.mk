@@ -117,9 +117,10 @@ CUDAMODEL_GPU_ENV := DAO_TEST_GPU_MIN_FREE=268435456 DAO_TEST_GPU_BUF_MIB=4 DAO_
 # ThreadSanitizer does not see (the library is not instrumented), so it
 # reports races inside OpenBLAS between them wherever a call runs on more
 # than one thread (dao-cholesky's residual check on Intel's Cooper Lake
-# kernels). Under TSan OpenBLAS starts with one thread; the tile kernels
+# kernels). Under TSan OpenBLAS starts with one thread (through env, for
+# the scripts that run their programs with this prefix); the tile kernels
 # run with one (--threads) in every build.
-CUDAMODEL_RUN_tsan := OPENBLAS_NUM_THREADS=1 setarch $(shell uname -m) -R
+CUDAMODEL_RUN_tsan := env OPENBLAS_NUM_THREADS=1 setarch $(shell uname -m) -R
 
 define cudamodel_check
 .PHONY: check-cudamodel-$(1)
