@@ -369,6 +369,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* The settings every run of a trace replays with, but its policy and
+ * budget: the planner counts them too (bound_input.runs). */
+static struct replay_opts run_settings(const struct options *o)
+{
+	return (struct replay_opts){
+		.lookahead = o->lookahead,
+		.marks = o->marks,
+		.plan_order = o->plan_order,
+		.plan_eager = o->plan_eager,
+	};
+}
+
 /* Row i of bound_table for one trace, into tr->bounds[i]; -1 after
  * printing why the trace cannot go on. */
 static int solve_bound(const char *path, const struct dao_trace *t,
@@ -376,12 +388,7 @@ static int solve_bound(const char *path, const struct dao_trace *t,
 		       struct trace_report *tr, size_t i)
 {
 	const struct bound *b = bound_table[i];
-	struct replay_opts runs = {
-		.lookahead = o->lookahead,
-		.marks = o->marks,
-		.plan_order = o->plan_order,
-		.plan_eager = o->plan_eager,
-	};
+	struct replay_opts runs = run_settings(o);
 	struct bound_input in = {
 		.trace = t,
 		.profile = p,
@@ -486,15 +493,10 @@ static int simulate(const char *path, const struct options *o, struct trace_repo
 	for (int i = 0; i < n; i++) {
 		struct policy_run *pr = &tr->runs[tr->nruns++];
 		dao_policy policy = o->policies[i];
-		struct replay_opts ro = {
-			.policy = policy,
-			.lookahead = o->lookahead,
-			.budget = tr->budget_bytes,
-			.marks = o->marks,
-			.plan_order = o->plan_order,
-			.plan_eager = o->plan_eager,
-		};
+		struct replay_opts ro = run_settings(o);
 
+		ro.policy = policy;
+		ro.budget = tr->budget_bytes;
 		pr->policy = policy;
 		pr->status = replay_sim(t, &p, &ro, &o->model, o->plot || o->segments, &pr->r);
 		if (pr->status)
